@@ -1,0 +1,27 @@
+// Small vocabulary types shared by every part of the public API.
+#pragma once
+
+#include <cstdint>
+
+namespace sailfish {
+
+// Element types of activations, scales and outputs.
+enum class DType : int { kF16 = 0, kBF16 = 1, kF32 = 2 };
+const char* dtype_name(DType dtype);
+inline int dtype_bytes(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+
+// group_size value for one scale per output column over all of K.
+constexpr int kChannelwise = -1;
+
+// How a quantized weight stores its zero points.
+//  kNone:    symmetric; the zero point is the code bias 2^(bits-1) (GPTQ u4b8 / u8b128,
+//            MatMulNBits without a zero_points input).
+//  kInteger: one integer code per (group, column) (AWQ, asymmetric GPTQ, MatMulNBits packed uint8).
+//  kFloat:   one floating value per (group, column), possibly fractional (MatMulNBits typed).
+enum class ZeroPointKind : int { kNone = 0, kInteger = 1, kFloat = 2 };
+const char* zero_point_kind_name(ZeroPointKind kind);
+
+// The code bias of a bit width: the zero point of a symmetric weight, 8 for int4, 128 for int8.
+constexpr int code_bias(int bits) { return 1 << (bits - 1); }
+
+}  // namespace sailfish

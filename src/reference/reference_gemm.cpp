@@ -1,0 +1,35 @@
+#include "sailfish/reference.h"
+
+namespace sailfish {
+
+std::vector<double> dequantize_reference(const QuantizedWeight& w) {
+  std::vector<double> out(static_cast<size_t>(w.n * w.k));
+  for (int64_t nn = 0; nn < w.n; ++nn) {
+    for (int64_t kk = 0; kk < w.k; ++kk) {
+      out[static_cast<size_t>(nn * w.k + kk)] = w.dequantized(nn, kk);
+    }
+  }
+  return out;
+}
+
+Status reference_gemm(const double* a, int64_t m, const QuantizedWeight& w, const double* bias,
+                      double* y) {
+  SF_RETURN_IF_ERROR(validate(w));
+  if (m < 0) return invalid_argument("m is ", m, "; must be >= 0");
+  if (m > 0 && (a == nullptr || y == nullptr)) {
+    return invalid_argument("reference_gemm: a and y must be non-null when m > 0");
+  }
+  const std::vector<double> wd = dequantize_reference(w);
+  for (int64_t i = 0; i < m; ++i) {
+    const double* arow = a + i * w.k;
+    for (int64_t nn = 0; nn < w.n; ++nn) {
+      const double* wrow = wd.data() + nn * w.k;
+      double acc = 0.0;
+      for (int64_t kk = 0; kk < w.k; ++kk) acc += arow[kk] * wrow[kk];
+      y[i * w.n + nn] = acc + (bias ? bias[nn] : 0.0);
+    }
+  }
+  return Status();
+}
+
+}  // namespace sailfish

@@ -1,0 +1,236 @@
+// The packed format: bit-exact round trips, and the fragment invariants the kernels rely on.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <tuple>
+
+#include "sailfish/packed_format.h"
+#include "sailfish/quantize.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using testing::RandomWeightSpec;
+using testing::random_weight;
+using testing::test_seed;
+
+uint32_t load_word(const std::vector<uint8_t>& bytes, int64_t word) {
+  uint32_t v;
+  std::memcpy(&v, bytes.data() + word * 4, 4);
+  return v;
+}
+
+// bits x group size x zero kind x act-order x scale dtype, over odd shapes.
+class PackRoundTrip
+    : public ::testing::TestWithParam<std::tuple<int, int, ZeroPointKind, bool, DType>> {};
+
+TEST_P(PackRoundTrip, UnpackOfPackIsIdentity) {
+  const auto [bits, group_size, zero_kind, act_order, dtype] = GetParam();
+  std::mt19937_64 rng(test_seed() + 11);
+  const int64_t shapes[][2] = {{64, 64}, {72, 40}, {1, 300}, {130, 256}, {8, 520}, {200, 1000}};
+  for (const auto& shape : shapes) {
+    RandomWeightSpec spec;
+    spec.n = shape[0];
+    spec.k = shape[1];
+    spec.bits = bits;
+    spec.group_size = group_size;
+    spec.zero_kind = zero_kind;
+    spec.act_order = act_order;
+    spec.scale_dtype = dtype;
+    const QuantizedWeight w = random_weight(rng, spec);
+    PackedWeight p;
+    ASSERT_TRUE(pack(w, dtype, &p).ok());
+    ASSERT_TRUE(validate(p).ok());
+    EXPECT_EQ(p.codes.size(), static_cast<size_t>(p.geometry.code_bytes()));
+    EXPECT_EQ(p.has_act_order(), act_order && group_size != kChannelwise);
+    QuantizedWeight back;
+    const Status st = unpack(p, &back);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    EXPECT_TRUE(back == w) << "n=" << spec.n << " k=" << spec.k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFormats, PackRoundTrip,
+    ::testing::Combine(::testing::Values(4, 8), ::testing::Values(16, 32, 64, 128, 256, -1),
+                       ::testing::Values(ZeroPointKind::kNone, ZeroPointKind::kInteger,
+                                         ZeroPointKind::kFloat),
+                       ::testing::Bool(), ::testing::Values(DType::kF16, DType::kBF16)));
+
+TEST(PackedFormat, EveryPositionOfABlockIsUsedOnce) {
+  for (int bits : {4, 8}) {
+    PackedGeometry geo;
+    ASSERT_TRUE(PackedGeometry::make(128, 128, bits, 128, &geo).ok());
+    std::vector<int> hits(static_cast<size_t>(geo.code_bytes() * 8 / bits), 0);
+    for (int64_t nn = 0; nn < geo.n_pad; ++nn) {
+      for (int64_t kk = 0; kk < geo.k_pad; ++kk) {
+        const int64_t slot = geo.word_index(nn, kk) * (32 / bits) + geo.lane_position(nn, kk);
+        ++hits[static_cast<size_t>(slot)];
+        // Each block is one contiguous byte run.
+        const int64_t block = (nn / 64) * geo.k_blocks + kk / 64;
+        EXPECT_EQ(geo.word_index(nn, kk) * 4 / geo.block_bytes(), block);
+      }
+    }
+    for (int h : hits) ASSERT_EQ(h, 1) << "bits " << bits;
+  }
+}
+
+// The invariant both tiers rely on: lane T of n16 group j finds, in the word of k16 slice s, the
+// mma.m16n8k16 B fragment (= the swapped wgmma A fragment) of columns c = 16j + T/4 and c + 8,
+// rows 2(T%4) + {0, 1, 8, 9}, and `word >> shift & mask` yields the register pairs in order.
+TEST(PackedFormat, WordsAreTensorCoreFragments) {
+  std::mt19937_64 rng(test_seed() + 12);
+  for (int bits : {4, 8}) {
+    RandomWeightSpec spec;
+    spec.n = 64;
+    spec.k = 64;
+    spec.bits = bits;
+    const QuantizedWeight w = random_weight(rng, spec);
+    PackedWeight p;
+    ASSERT_TRUE(pack(w, DType::kBF16, &p).ok());
+    auto code = [&](int64_t nn, int64_t kk) { return w.codes[static_cast<size_t>(nn * 64 + kk)]; };
+    for (int j = 0; j < 4; ++j) {
+      for (int lane = 0; lane < 32; ++lane) {
+        const int c = 16 * j + lane / 4, k0 = 2 * (lane % 4);
+        // The lane's run: 16 bytes (int4) or 32 bytes (int8), contiguous.
+        const int64_t run = (j * 32 + lane) * bits;
+        for (int s = 0; s < 4; ++s) {
+          const int kb = 16 * s + k0;
+          if (bits == 4) {
+            const uint32_t q = load_word(p.codes, run + s);
+            // Register pairs, low half first: q & 0x000f000f -> {(kb, c), (kb+1, c)}.
+            const int expected[4][2][2] = {{{kb, c}, {kb + 1, c}},
+                                           {{kb + 8, c}, {kb + 9, c}},
+                                           {{kb, c + 8}, {kb + 1, c + 8}},
+                                           {{kb + 8, c + 8}, {kb + 9, c + 8}}};
+            for (int reg = 0; reg < 4; ++reg) {
+              const uint32_t pair = (q >> (4 * reg)) & 0x000f000fu;
+              EXPECT_EQ(pair & 0xf, code(expected[reg][0][1], expected[reg][0][0]));
+              EXPECT_EQ(pair >> 16, code(expected[reg][1][1], expected[reg][1][0]));
+            }
+          } else {
+            for (int half = 0; half < 2; ++half) {
+              const uint32_t q = load_word(p.codes, run + 2 * s + half);
+              const int col = c + 8 * half;
+              // Bytes k0 k8 k1 k9: bytes {0, 2} form the pair {kb, kb+1}, bytes {1, 3} {kb+8, kb+9}.
+              EXPECT_EQ((q >> 0) & 0xff, code(col, kb));
+              EXPECT_EQ((q >> 16) & 0xff, code(col, kb + 1));
+              EXPECT_EQ((q >> 8) & 0xff, code(col, kb + 8));
+              EXPECT_EQ((q >> 24) & 0xff, code(col, kb + 9));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The magic-number dequantization the kernels use, emulated bit for bit on the host, for every
+// code value: OR the code into the mantissa of a power of two, subtract (power + code bias).
+TEST(PackedFormat, MagicNumberDequantizationOfEveryCode) {
+  for (int q = 0; q < 16; ++q) {
+    // bf16: 0x4300 is 128.0 with 7 mantissa bits, so 0x4300 | q is 128 + q exactly.
+    EXPECT_EQ(bits_to_float(static_cast<uint16_t>(0x4300 | q), DType::kBF16) - 136.0f, q - 8);
+    // fp16: 0x6400 is 1024.0 with 10 mantissa bits.
+    EXPECT_EQ(bits_to_float(static_cast<uint16_t>(0x6400 | q), DType::kF16) - 1032.0f, q - 8);
+  }
+  for (int q = 0; q < 256; ++q) {
+    EXPECT_EQ(bits_to_float(static_cast<uint16_t>(0x6400 | q), DType::kF16) - 1152.0f, q - 128);
+    // bf16 has too few mantissa bits for a byte: int8 goes through fp32 (2^23 = 0x4b000000).
+    uint32_t u = 0x4b000000u | static_cast<uint32_t>(q);
+    float f;
+    std::memcpy(&f, &u, 4);
+    EXPECT_EQ(f - 8388736.0f, q - 128);
+    EXPECT_EQ(round_to_dtype(f - 8388736.0f, DType::kBF16), q - 128);  // exact in bf16 too
+  }
+}
+
+// W = (q - bias) * s + fold, fold = round((bias - zp) * s): one extra rounding, bounded by half an
+// ulp of |(bias - zp) * s| <= 2^bits * |s|.
+TEST(PackedFormat, ZeroFoldMatchesDequantization) {
+  std::mt19937_64 rng(test_seed() + 13);
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    for (ZeroPointKind kind : {ZeroPointKind::kInteger, ZeroPointKind::kFloat}) {
+      RandomWeightSpec spec;
+      spec.n = 64;
+      spec.k = 256;
+      spec.zero_kind = kind;
+      spec.scale_dtype = dtype;
+      const QuantizedWeight w = random_weight(rng, spec);
+      PackedWeight p;
+      ASSERT_TRUE(pack(w, dtype, &p).ok());
+      const double ulp = dtype == DType::kBF16 ? 1.0 / 256 : 1.0 / 2048;
+      for (int64_t g = 0; g < w.num_groups(); ++g) {
+        for (int64_t nn = 0; nn < w.n; ++nn) {
+          const size_t i = static_cast<size_t>(g * p.geometry.n_pad + nn);
+          const double s = bits_to_float(p.scales[i], dtype);
+          const double fold = bits_to_float(p.zero_fold[i], dtype);
+          const double exact = (8 - w.zero_point(g, nn)) * s;
+          EXPECT_LE(std::abs(fold - exact), std::abs(exact) * ulp + 1e-30);
+        }
+      }
+    }
+  }
+}
+
+TEST(PackedFormat, PaddingHasZeroScaleAndCodeBias) {
+  std::mt19937_64 rng(test_seed() + 14);
+  RandomWeightSpec spec;
+  spec.n = 70;
+  spec.k = 100;
+  spec.group_size = 32;
+  const QuantizedWeight w = random_weight(rng, spec);
+  PackedWeight p;
+  ASSERT_TRUE(pack(w, DType::kBF16, &p).ok());
+  const PackedGeometry& geo = p.geometry;
+  EXPECT_EQ(geo.n_pad, 128);
+  EXPECT_EQ(geo.k_pad, 128);
+  EXPECT_EQ(geo.scale_rows, 4);  // ceil(128 / 32), though only ceil(100 / 32) = 4 groups are real
+  for (int64_t nn = 0; nn < geo.n_pad; ++nn) {
+    for (int64_t kk = 0; kk < geo.k_pad; ++kk) {
+      if (nn < w.n && kk < w.k) continue;
+      const uint32_t word = load_word(p.codes, geo.word_index(nn, kk));
+      EXPECT_EQ((word >> (geo.lane_position(nn, kk) * 4)) & 0xf, 8u);
+    }
+  }
+  for (int64_t g = 0; g < geo.scale_rows; ++g) {
+    for (int64_t nn = w.n; nn < geo.n_pad; ++nn) {
+      EXPECT_EQ(bits_to_float(p.scales[static_cast<size_t>(g * geo.n_pad + nn)], DType::kBF16), 0.f);
+    }
+  }
+}
+
+TEST(PackedFormat, ActOrderSortsRowsIntoGroups) {
+  std::mt19937_64 rng(test_seed() + 15);
+  RandomWeightSpec spec;
+  spec.n = 64;
+  spec.k = 300;  // last group short: 300 = 2 * 128 + 44
+  spec.act_order = true;
+  const QuantizedWeight w = random_weight(rng, spec);
+  PackedWeight p;
+  ASSERT_TRUE(pack(w, DType::kBF16, &p).ok());
+  ASSERT_EQ(p.perm.size(), 300u);
+  for (int64_t r = 0; r < w.k; ++r) {
+    EXPECT_EQ(w.g_idx[static_cast<size_t>(p.perm[static_cast<size_t>(r)])], r / 128);
+    if (r > 0 && r / 128 == (r - 1) / 128) {  // stable: input order kept inside a group
+      EXPECT_LT(p.perm[static_cast<size_t>(r - 1)], p.perm[static_cast<size_t>(r)]);
+    }
+  }
+}
+
+TEST(PackedFormat, GeometryOfRealLayers) {
+  PackedGeometry geo;
+  ASSERT_TRUE(PackedGeometry::make(57344, 8192, 4, 128, &geo).ok());
+  EXPECT_EQ(geo.code_bytes(), 57344LL * 8192 / 2);
+  EXPECT_EQ(geo.block_bytes(), 2048);
+  ASSERT_TRUE(PackedGeometry::make(10944, 7392, 8, -1, &geo).ok());
+  EXPECT_EQ(geo.n_pad, 10944);  // 171 blocks: a multiple of 64 already
+  EXPECT_EQ(geo.k_pad, 7424);
+  EXPECT_EQ(geo.block_bytes(), 4096);
+  EXPECT_EQ(geo.group_rows, 7424);
+  EXPECT_EQ(geo.scale_rows, 1);
+}
+
+}  // namespace
+}  // namespace sailfish

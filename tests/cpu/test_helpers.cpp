@@ -1,0 +1,66 @@
+#include "test_helpers.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "sailfish/quantize.h"
+
+namespace sailfish::testing {
+
+uint64_t test_seed() {
+  static const uint64_t seed = [] {
+    uint64_t s = std::random_device{}();
+    s = (s << 32) ^ std::random_device{}();
+    if (const char* env = std::getenv("SAILFISH_TEST_SEED")) s = std::stoull(env);
+    std::printf("[sailfish] test seed %llu (set SAILFISH_TEST_SEED to replay)\n",
+                static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+QuantizedWeight random_weight(std::mt19937_64& rng, const RandomWeightSpec& spec) {
+  QuantizedWeight w;
+  w.n = spec.n;
+  w.k = spec.k;
+  w.bits = spec.bits;
+  w.group_size = spec.group_size;
+  const int max_code = (1 << spec.bits) - 1;
+  std::uniform_int_distribution<int> code(0, max_code);
+  w.codes.resize(static_cast<size_t>(w.n * w.k));
+  for (auto& c : w.codes) c = static_cast<uint8_t>(code(rng));
+  const size_t gn = static_cast<size_t>(w.num_groups() * w.n);
+  std::uniform_real_distribution<float> mag(0.001f, 0.05f);
+  std::bernoulli_distribution negative(0.1);
+  w.scales.resize(gn);
+  for (auto& s : w.scales) {
+    s = round_to_dtype(mag(rng) * (negative(rng) ? -1.0f : 1.0f), spec.scale_dtype);
+  }
+  w.zero_kind = spec.zero_kind;
+  if (spec.zero_kind == ZeroPointKind::kInteger) {
+    w.zero_codes.resize(gn);
+    for (auto& z : w.zero_codes) z = static_cast<uint8_t>(code(rng));
+  } else if (spec.zero_kind == ZeroPointKind::kFloat) {
+    std::uniform_real_distribution<float> zv(0.0f, static_cast<float>(max_code));
+    w.zero_values.resize(gn);
+    // Fractional zero points, exactly representable in the scale type.
+    for (auto& z : w.zero_values) z = round_to_dtype(zv(rng), spec.scale_dtype);
+  }
+  if (spec.act_order && spec.group_size != kChannelwise) {
+    w.g_idx.resize(static_cast<size_t>(w.k));
+    for (int64_t kk = 0; kk < w.k; ++kk) w.g_idx[kk] = static_cast<int32_t>(kk / spec.group_size);
+    std::shuffle(w.g_idx.begin(), w.g_idx.end(), rng);
+  }
+  return w;
+}
+
+std::vector<double> random_doubles(std::mt19937_64& rng, size_t count, double lo, double hi) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> out(count);
+  for (auto& v : out) v = dist(rng);
+  return out;
+}
+
+}  // namespace sailfish::testing
