@@ -1,0 +1,142 @@
+// The GPU API: plan once per (problem, device), run many times.
+//
+//   Y[m][n] = A[m][k] . W[n][k]^T (+ bias[n]),  A and Y in the activation dtype (fp16 or bf16),
+//   W a packed quantized weight resident on the device (packed_format.h, docs/FORMAT.md).
+//
+// plan() is pure host work (it reads device properties, never launches or allocates) and its
+// result can be cached per M. run() never allocates, never synchronizes and is safe to capture in
+// a CUDA graph; the caller owns the workspace (workspace_size()) and a Context (cuBLASLt handle).
+// A may have any leading batch dimensions: pass m = their product.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sailfish/packed_format.h"
+#include "sailfish/status.h"
+#include "sailfish/types.h"
+
+namespace sailfish {
+
+// A packed weight on the device: non-owning views. Alignment: codes 16 bytes, others 4 bytes.
+struct DeviceWeight {
+  PackedGeometry geometry;
+  DType scale_dtype = DType::kBF16;
+  ZeroPointKind zero_kind = ZeroPointKind::kNone;
+  const void* codes = nullptr;      // geometry.code_bytes()
+  const void* scales = nullptr;     // [scale_rows][n_pad] of scale_dtype
+  const void* zero_fold = nullptr;  // [scale_rows][n_pad] of scale_dtype, or null for kNone
+  const int32_t* perm = nullptr;    // [k] act-order permutation, or null
+};
+
+// Owns the device memory of one packed weight (cudaMalloc'd by upload, freed on destruction).
+class DeviceWeightStorage {
+ public:
+  DeviceWeightStorage() = default;
+  ~DeviceWeightStorage();
+  DeviceWeightStorage(const DeviceWeightStorage&) = delete;
+  DeviceWeightStorage& operator=(const DeviceWeightStorage&) = delete;
+  DeviceWeightStorage(DeviceWeightStorage&& other) noexcept;
+  DeviceWeightStorage& operator=(DeviceWeightStorage&& other) noexcept;
+
+  // Allocates the buffers of a packed weight with this geometry (contents undefined).
+  static Status allocate(const PackedGeometry& geometry, DType scale_dtype, ZeroPointKind zero_kind,
+                         bool act_order, DeviceWeightStorage* out);
+  // Allocates and copies a host packed weight (synchronous).
+  static Status upload(const PackedWeight& host, DeviceWeightStorage* out);
+  // Copies back to the host (synchronous); zero_points are not kept on the device, so the result
+  // carries codes, scales, zero_fold and perm only.
+  Status download(PackedWeight* host) const;
+
+  const DeviceWeight& view() const { return view_; }
+  DeviceWeight& mutable_view() { return view_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void release();
+  DeviceWeight view_;
+  void* base_ = nullptr;  // one allocation holds every buffer
+  size_t bytes_ = 0;
+};
+
+// Which kernel family computes the product.
+enum class Tier : int {
+  kAuto = 0,   // chosen from M and the shape by measured crossovers
+  kDecode,     // mma.sync kernels for small M (memory-bound)
+  kPrefill,    // Hopper wgmma + TMA kernels (compute-bound)
+  kDense,      // dequantize into scratch, then cuBLASLt
+};
+const char* tier_name(Tier tier);
+
+// Plan options. An unset field takes its SAILFISH_* environment variable (read at each plan()
+// call, never cached), else the default. docs/CONFIG.md lists them all.
+struct Options {
+  std::optional<Tier> tier;                          // SAILFISH_TIER=auto|decode|prefill|dense
+  std::optional<bool> deterministic;                 // SAILFISH_DETERMINISTIC=0|1 (default 0)
+  std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
+                                                     // from this M (default: measured table)
+  std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
+  std::optional<int64_t> dense_chunk_threshold_bytes;  // SAILFISH_DENSE_CHUNK_BYTES (256 MiB)
+  std::optional<bool> dense_force_chunked;           // SAILFISH_DENSE_FORCE_CHUNKED (default 0)
+};
+
+// The problem a plan is made for.
+struct Problem {
+  int64_t m = 0;
+  PackedGeometry geometry;  // the weight's
+  DType scale_dtype = DType::kBF16;
+  ZeroPointKind zero_kind = ZeroPointKind::kNone;
+  bool act_order = false;
+  DType act_dtype = DType::kBF16;  // activations and output; must equal scale_dtype
+  bool has_bias = false;
+
+  static Problem for_weight(const DeviceWeight& weight, int64_t m, DType act_dtype, bool has_bias);
+};
+
+struct Plan {
+  Problem problem;
+  Tier tier = Tier::kDense;
+  bool deterministic = false;
+  int device = 0;
+  int sm_count = 0;
+  // Dense tier: rows of W dequantized per chunk (== n_pad when not chunked).
+  int64_t dense_chunk_rows = 0;
+  size_t workspace_bytes = 0;
+  std::string reason;  // why this tier: for logs and the bench
+};
+
+// device: a CUDA ordinal, or -1 for the current device.
+Status plan(const Problem& problem, int device, const Options& options, Plan* out);
+inline size_t workspace_size(const Plan& p) { return p.workspace_bytes; }
+
+// Per-device state that run() needs and must not create itself (a cuBLASLt handle).
+class Context {
+ public:
+  static Status create(int device, std::unique_ptr<Context>* out);
+  ~Context();
+  int device() const { return device_; }
+  void* cublaslt_handle() const { return cublaslt_; }
+
+ private:
+  Context() = default;
+  int device_ = 0;
+  void* cublaslt_ = nullptr;
+};
+
+struct RunArgs {
+  const void* a = nullptr;     // [m][k] act_dtype, row-major, 16-byte aligned
+  const void* bias = nullptr;  // [n] act_dtype, or null (must match plan.problem.has_bias)
+  void* y = nullptr;           // [m][n] act_dtype
+  const DeviceWeight* weight = nullptr;
+};
+
+// Enqueues the product on stream. No allocation, no synchronization.
+Status run(const Plan& plan, const RunArgs& args, void* workspace, size_t workspace_bytes,
+           const Context& context, cudaStream_t stream);
+
+}  // namespace sailfish

@@ -1,0 +1,140 @@
+// DeviceWeightStorage: one cudaMalloc per packed weight, carved into its buffers.
+#include <utility>
+
+#include "common/cuda_check.h"
+#include "sailfish/sailfish.h"
+
+namespace sailfish {
+
+namespace {
+
+size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+struct StorageLayout {
+  size_t codes = 0, scales = 0, zero_fold = 0, perm = 0, total = 0;
+};
+
+StorageLayout layout_of(const PackedGeometry& geo, bool has_zero, bool act_order) {
+  StorageLayout l;
+  const size_t meta = static_cast<size_t>(geo.scale_rows * geo.n_pad) * 2;
+  size_t offset = 0;
+  l.codes = offset;
+  offset = align_up(offset + static_cast<size_t>(geo.code_bytes()), 256);
+  l.scales = offset;
+  offset = align_up(offset + meta, 256);
+  l.zero_fold = offset;
+  if (has_zero) offset = align_up(offset + meta, 256);
+  l.perm = offset;
+  if (act_order) offset = align_up(offset + static_cast<size_t>(geo.k) * 4, 256);
+  l.total = offset;
+  return l;
+}
+
+}  // namespace
+
+DeviceWeightStorage::~DeviceWeightStorage() { release(); }
+
+void DeviceWeightStorage::release() {
+  if (base_ != nullptr) cudaFree(base_);  // nothing useful to do with an error in a destructor
+  base_ = nullptr;
+  bytes_ = 0;
+  view_ = DeviceWeight();
+}
+
+DeviceWeightStorage::DeviceWeightStorage(DeviceWeightStorage&& other) noexcept
+    : view_(other.view_), base_(other.base_), bytes_(other.bytes_) {
+  other.base_ = nullptr;
+  other.bytes_ = 0;
+  other.view_ = DeviceWeight();
+}
+
+DeviceWeightStorage& DeviceWeightStorage::operator=(DeviceWeightStorage&& other) noexcept {
+  if (this != &other) {
+    release();
+    view_ = other.view_;
+    base_ = other.base_;
+    bytes_ = other.bytes_;
+    other.base_ = nullptr;
+    other.bytes_ = 0;
+    other.view_ = DeviceWeight();
+  }
+  return *this;
+}
+
+Status DeviceWeightStorage::allocate(const PackedGeometry& geometry, DType scale_dtype,
+                                     ZeroPointKind zero_kind, bool act_order,
+                                     DeviceWeightStorage* out) {
+  if (out == nullptr) return invalid_argument("DeviceWeightStorage::allocate: out is null");
+  PackedGeometry check;
+  SF_RETURN_IF_ERROR(PackedGeometry::make(geometry.n, geometry.k, geometry.bits,
+                                          geometry.group_size, &check));
+  if (scale_dtype != DType::kF16 && scale_dtype != DType::kBF16) {
+    return invalid_argument("scale dtype is ", dtype_name(scale_dtype), "; accepted: fp16, bf16");
+  }
+  const bool has_zero = zero_kind != ZeroPointKind::kNone;
+  const StorageLayout l = layout_of(check, has_zero, act_order);
+  DeviceWeightStorage s;
+  SF_CUDA_CHECK(cudaMalloc(&s.base_, l.total));
+  s.bytes_ = l.total;
+  char* base = static_cast<char*>(s.base_);
+  s.view_.geometry = check;
+  s.view_.scale_dtype = scale_dtype;
+  s.view_.zero_kind = zero_kind;
+  s.view_.codes = base + l.codes;
+  s.view_.scales = base + l.scales;
+  s.view_.zero_fold = has_zero ? base + l.zero_fold : nullptr;
+  s.view_.perm = act_order ? reinterpret_cast<const int32_t*>(base + l.perm) : nullptr;
+  *out = std::move(s);
+  return Status();
+}
+
+Status DeviceWeightStorage::upload(const PackedWeight& host, DeviceWeightStorage* out) {
+  if (out == nullptr) return invalid_argument("DeviceWeightStorage::upload: out is null");
+  SF_RETURN_IF_ERROR(validate(host));
+  DeviceWeightStorage s;
+  SF_RETURN_IF_ERROR(allocate(host.geometry, host.scale_dtype, host.zero_kind,
+                              host.has_act_order(), &s));
+  const DeviceWeight& v = s.view_;
+  SF_CUDA_CHECK(cudaMemcpy(const_cast<void*>(v.codes), host.codes.data(), host.codes.size(),
+                           cudaMemcpyHostToDevice));
+  SF_CUDA_CHECK(cudaMemcpy(const_cast<void*>(v.scales), host.scales.data(),
+                           host.scales.size() * 2, cudaMemcpyHostToDevice));
+  if (v.zero_fold != nullptr) {
+    SF_CUDA_CHECK(cudaMemcpy(const_cast<void*>(v.zero_fold), host.zero_fold.data(),
+                             host.zero_fold.size() * 2, cudaMemcpyHostToDevice));
+  }
+  if (v.perm != nullptr) {
+    SF_CUDA_CHECK(cudaMemcpy(const_cast<int32_t*>(v.perm), host.perm.data(),
+                             host.perm.size() * 4, cudaMemcpyHostToDevice));
+  }
+  *out = std::move(s);
+  return Status();
+}
+
+Status DeviceWeightStorage::download(PackedWeight* host) const {
+  if (host == nullptr) return invalid_argument("DeviceWeightStorage::download: host is null");
+  if (base_ == nullptr) return invalid_argument("DeviceWeightStorage::download: nothing allocated");
+  const DeviceWeight& v = view_;
+  const PackedGeometry& geo = v.geometry;
+  PackedWeight p;
+  p.geometry = geo;
+  p.scale_dtype = v.scale_dtype;
+  p.zero_kind = v.zero_kind;
+  const size_t meta = static_cast<size_t>(geo.scale_rows * geo.n_pad);
+  p.codes.resize(static_cast<size_t>(geo.code_bytes()));
+  p.scales.resize(meta);
+  SF_CUDA_CHECK(cudaMemcpy(p.codes.data(), v.codes, p.codes.size(), cudaMemcpyDeviceToHost));
+  SF_CUDA_CHECK(cudaMemcpy(p.scales.data(), v.scales, meta * 2, cudaMemcpyDeviceToHost));
+  if (v.zero_fold != nullptr) {
+    p.zero_fold.resize(meta);
+    SF_CUDA_CHECK(cudaMemcpy(p.zero_fold.data(), v.zero_fold, meta * 2, cudaMemcpyDeviceToHost));
+  }
+  if (v.perm != nullptr) {
+    p.perm.resize(static_cast<size_t>(geo.k));
+    SF_CUDA_CHECK(cudaMemcpy(p.perm.data(), v.perm, p.perm.size() * 4, cudaMemcpyDeviceToHost));
+  }
+  *host = std::move(p);
+  return Status();
+}
+
+}  // namespace sailfish

@@ -1,0 +1,97 @@
+#include "api/environment.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "dense/config.h"
+
+namespace sailfish::api {
+
+namespace {
+
+const char* env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return (value == nullptr || *value == '\0') ? nullptr : value;
+}
+
+}  // namespace
+
+Status env_bool(const char* name, std::optional<bool>* out) {
+  out->reset();
+  const char* value = env_value(name);
+  if (value == nullptr) return Status();
+  const std::string v(value);
+  if (v == "1" || v == "true" || v == "on") {
+    *out = true;
+  } else if (v == "0" || v == "false" || v == "off") {
+    *out = false;
+  } else {
+    return invalid_argument(name, "=", v, " is not a boolean; accepted: 0, 1, true, false, on, off");
+  }
+  return Status();
+}
+
+Status env_int(const char* name, int64_t min_value, std::optional<int64_t>* out) {
+  out->reset();
+  const char* value = env_value(name);
+  if (value == nullptr) return Status();
+  char* end = nullptr;
+  errno = 0;
+  const long long parsed = std::strtoll(value, &end, 10);
+  if (errno != 0 || end == value || *end != '\0' || parsed < min_value) {
+    return invalid_argument(name, "=", value, " is not an integer >= ", min_value);
+  }
+  *out = parsed;
+  return Status();
+}
+
+Status env_tier(const char* name, std::optional<Tier>* out) {
+  out->reset();
+  const char* value = env_value(name);
+  if (value == nullptr) return Status();
+  const std::string v(value);
+  if (v == "auto") *out = Tier::kAuto;
+  else if (v == "decode") *out = Tier::kDecode;
+  else if (v == "prefill") *out = Tier::kPrefill;
+  else if (v == "dense") *out = Tier::kDense;
+  else return invalid_argument(name, "=", v, " is not a tier; accepted: auto, decode, prefill, dense");
+  return Status();
+}
+
+Status resolve_options(const Options& options, ResolvedOptions* out) {
+  ResolvedOptions r;
+  std::optional<Tier> tier;
+  SF_RETURN_IF_ERROR(env_tier("SAILFISH_TIER", &tier));
+  r.tier = options.tier.value_or(tier.value_or(Tier::kAuto));
+
+  std::optional<bool> flag;
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DETERMINISTIC", &flag));
+  r.deterministic = options.deterministic.value_or(flag.value_or(false));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
+  r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
+
+  std::optional<int64_t> number;
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DENSE_MIN_M", 1, &number));
+  r.dense_min_m = options.dense_min_m.has_value() ? options.dense_min_m : number;
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DENSE_CHUNK_ROWS", 64, &number));
+  r.dense_chunk_rows = options.dense_chunk_rows.value_or(number.value_or(dense::kDefaultChunkRows));
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DENSE_CHUNK_BYTES", 0, &number));
+  r.dense_chunk_threshold_bytes = options.dense_chunk_threshold_bytes.value_or(
+      number.value_or(dense::kDefaultChunkThresholdBytes));
+
+  if (r.dense_min_m.has_value() && *r.dense_min_m < 1) {
+    return invalid_argument("dense_min_m is ", *r.dense_min_m, "; must be >= 1");
+  }
+  if (r.dense_chunk_rows < 64) {
+    return invalid_argument("dense_chunk_rows is ", r.dense_chunk_rows, "; must be >= 64");
+  }
+  if (r.dense_chunk_threshold_bytes < 0) {
+    return invalid_argument("dense_chunk_threshold_bytes is ", r.dense_chunk_threshold_bytes,
+                            "; must be >= 0");
+  }
+  *out = r;
+  return Status();
+}
+
+}  // namespace sailfish::api

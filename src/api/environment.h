@@ -1,0 +1,29 @@
+// SAILFISH_* environment variables, read at each plan() call (never cached, so a process can
+// change them between plans and tests that set them exercise what they set).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "sailfish/sailfish.h"
+
+namespace sailfish::api {
+
+// Each returns nullopt when the variable is unset or empty, and an error naming the variable, the
+// value and what is accepted when it is malformed.
+Status env_bool(const char* name, std::optional<bool>* out);
+Status env_int(const char* name, int64_t min_value, std::optional<int64_t>* out);
+Status env_tier(const char* name, std::optional<Tier>* out);
+
+// Options with every unset field filled from the environment, then from the defaults.
+struct ResolvedOptions {
+  Tier tier = Tier::kAuto;
+  bool deterministic = false;
+  std::optional<int64_t> dense_min_m;  // unset: the measured table decides
+  int64_t dense_chunk_rows = 0;
+  int64_t dense_chunk_threshold_bytes = 0;
+  bool dense_force_chunked = false;
+};
+Status resolve_options(const Options& options, ResolvedOptions* out);
+
+}  // namespace sailfish::api

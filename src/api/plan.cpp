@@ -1,0 +1,124 @@
+// plan(): validation, tier choice and workspace sizing. Pure host work: it reads device
+// attributes but launches and allocates nothing, so a Plan can be cached per (problem, device).
+#include <cuda_runtime_api.h>
+
+#include "api/environment.h"
+#include "common/cuda_check.h"
+#include "dense/config.h"
+#include "sailfish/sailfish.h"
+
+namespace sailfish {
+
+namespace {
+
+size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+Status validate_problem(const Problem& p) {
+  if (p.m < 0) return invalid_argument("m is ", p.m, "; must be >= 0");
+  const PackedGeometry& g = p.geometry;
+  PackedGeometry check;
+  SF_RETURN_IF_ERROR(PackedGeometry::make(g.n, g.k, g.bits, g.group_size, &check));
+  if (check.n_pad != g.n_pad || check.k_pad != g.k_pad || check.scale_rows != g.scale_rows ||
+      check.group_rows != g.group_rows) {
+    return invalid_argument("problem geometry is inconsistent with [n=", g.n, ", k=", g.k,
+                            ", bits=", g.bits, ", group_size=", g.group_size,
+                            "]; build it with PackedGeometry::make");
+  }
+  if (p.act_dtype != DType::kF16 && p.act_dtype != DType::kBF16) {
+    return unsupported("activation dtype ", dtype_name(p.act_dtype),
+                       " is not supported; accepted: fp16, bf16");
+  }
+  if (p.scale_dtype != p.act_dtype) {
+    return invalid_argument("the weight was packed with ", dtype_name(p.scale_dtype),
+                            " scales but activations are ", dtype_name(p.act_dtype),
+                            "; pack the weight with scale dtype ", dtype_name(p.act_dtype));
+  }
+  if (p.zero_kind != ZeroPointKind::kNone && p.zero_kind != ZeroPointKind::kInteger &&
+      p.zero_kind != ZeroPointKind::kFloat) {
+    return invalid_argument("zero kind ", int(p.zero_kind), " is not none/integer/float");
+  }
+  if (p.act_order && g.group_size == kChannelwise) {
+    return invalid_argument("act-order needs a group size; the weight is channelwise");
+  }
+  return Status();
+}
+
+// Dense tier: chunk along N when the full scratch would exceed the threshold and N spans more than
+// two chunks (ONNX Runtime's MatMulNBits rule, same defaults), or when forced.
+void plan_dense(const api::ResolvedOptions& options, Plan* plan) {
+  const PackedGeometry& g = plan->problem.geometry;
+  const int64_t full_bytes = g.n_pad * g.k_pad * 2;
+  const int64_t chunk = (options.dense_chunk_rows + 63) / 64 * 64;
+  const bool chunked = options.dense_force_chunked ||
+                       (full_bytes > options.dense_chunk_threshold_bytes && g.n_pad > 2 * chunk);
+  plan->dense_chunk_rows = chunked ? std::min(chunk, g.n_pad) : g.n_pad;
+  plan->workspace_bytes =
+      align_up(static_cast<size_t>(plan->dense_chunk_rows * g.k_pad * 2), 256) +
+      static_cast<size_t>(dense::kCublasWorkspaceBytes);
+}
+
+}  // namespace
+
+const char* tier_name(Tier tier) {
+  switch (tier) {
+    case Tier::kAuto: return "auto";
+    case Tier::kDecode: return "decode";
+    case Tier::kPrefill: return "prefill";
+    case Tier::kDense: return "dense";
+  }
+  return "unknown-tier";
+}
+
+Problem Problem::for_weight(const DeviceWeight& weight, int64_t m, DType act_dtype,
+                            bool has_bias) {
+  Problem p;
+  p.m = m;
+  p.geometry = weight.geometry;
+  p.scale_dtype = weight.scale_dtype;
+  p.zero_kind = weight.zero_kind;
+  p.act_order = weight.perm != nullptr;
+  p.act_dtype = act_dtype;
+  p.has_bias = has_bias;
+  return p;
+}
+
+Status plan(const Problem& problem, int device, const Options& options, Plan* out) {
+  if (out == nullptr) return invalid_argument("plan: out is null");
+  SF_RETURN_IF_ERROR(validate_problem(problem));
+  api::ResolvedOptions resolved;
+  SF_RETURN_IF_ERROR(api::resolve_options(options, &resolved));
+
+  Plan p;
+  p.problem = problem;
+  p.deterministic = resolved.deterministic;
+  if (device < 0) SF_CUDA_CHECK(cudaGetDevice(&device));
+  int device_count = 0;
+  SF_CUDA_CHECK(cudaGetDeviceCount(&device_count));
+  if (device >= device_count) {
+    return invalid_argument("device ", device, " does not exist; this process sees ",
+                            device_count, " CUDA device(s)");
+  }
+  p.device = device;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&p.sm_count, cudaDevAttrMultiProcessorCount, device));
+
+  switch (resolved.tier) {
+    case Tier::kDecode:
+    case Tier::kPrefill:
+      return unsupported("tier ", tier_name(resolved.tier),
+                         " is not available in this build yet; available: auto, dense");
+    case Tier::kDense:
+      p.tier = Tier::kDense;
+      p.reason = "forced";
+      break;
+    case Tier::kAuto:
+      // The dense tier is the only one built so far: it serves every M.
+      p.tier = Tier::kDense;
+      p.reason = "auto: dense is the only tier built";
+      break;
+  }
+  plan_dense(resolved, &p);
+  *out = std::move(p);
+  return Status();
+}
+
+}  // namespace sailfish

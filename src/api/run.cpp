@@ -1,0 +1,110 @@
+// run(): checks the call against its plan, then enqueues the chosen tier. No allocation, no
+// synchronization: safe inside CUDA graph capture.
+#include <cuda_runtime_api.h>
+
+#include "common/cuda_check.h"
+#include "dense/config.h"
+#include "dense/launch.h"
+#include "sailfish/sailfish.h"
+
+namespace sailfish {
+
+namespace {
+
+bool same_geometry(const PackedGeometry& a, const PackedGeometry& b) {
+  return a.n == b.n && a.k == b.k && a.bits == b.bits && a.group_size == b.group_size;
+}
+
+Status validate_run(const Plan& plan, const RunArgs& args, void* workspace,
+                    size_t workspace_bytes, const Context& context) {
+  const Problem& p = plan.problem;
+  if (args.weight == nullptr) return invalid_argument("run: weight is null");
+  const DeviceWeight& w = *args.weight;
+  if (!same_geometry(w.geometry, p.geometry) || w.scale_dtype != p.scale_dtype ||
+      w.zero_kind != p.zero_kind || (w.perm != nullptr) != p.act_order) {
+    return invalid_argument("run: the weight [n=", w.geometry.n, ", k=", w.geometry.k,
+                            ", bits=", w.geometry.bits, ", group=", w.geometry.group_size,
+                            "] does not match the plan's [n=", p.geometry.n, ", k=", p.geometry.k,
+                            ", bits=", p.geometry.bits, ", group=", p.geometry.group_size, "]");
+  }
+  if (w.codes == nullptr || w.scales == nullptr) {
+    return invalid_argument("run: weight codes or scales are null");
+  }
+  if (w.zero_kind != ZeroPointKind::kNone && w.zero_fold == nullptr) {
+    return invalid_argument("run: the weight has zero points but zero_fold is null");
+  }
+  if (reinterpret_cast<uintptr_t>(w.codes) % 16 != 0) {
+    return invalid_argument("run: weight codes must be 16-byte aligned");
+  }
+  if (p.m > 0 && (args.a == nullptr || args.y == nullptr)) {
+    return invalid_argument("run: a and y must be non-null when m > 0");
+  }
+  if ((args.bias != nullptr) != p.has_bias) {
+    return invalid_argument("run: the plan was made ", p.has_bias ? "with" : "without",
+                            " a bias but the call passes ", args.bias ? "one" : "none");
+  }
+  if (workspace_bytes < plan.workspace_bytes || (plan.workspace_bytes > 0 && workspace == nullptr)) {
+    return invalid_argument("run: workspace has ", workspace_bytes, " bytes; the plan needs ",
+                            plan.workspace_bytes, " (workspace_size(plan))");
+  }
+  if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+    return invalid_argument("run: workspace must be 256-byte aligned (cudaMalloc memory is)");
+  }
+  if (context.device() != plan.device) {
+    return invalid_argument("run: the context is for device ", context.device(),
+                            " but the plan for device ", plan.device);
+  }
+  int current = -1;
+  SF_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != plan.device) {
+    return invalid_argument("run: the current device is ", current, " but the plan is for ",
+                            plan.device, "; call cudaSetDevice first");
+  }
+  return Status();
+}
+
+Status run_dense(const Plan& plan, const RunArgs& args, void* workspace, const Context& context,
+                 cudaStream_t stream) {
+  const Problem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  const int64_t chunk = plan.dense_chunk_rows;
+  char* scratch = static_cast<char*>(workspace);
+  const size_t scratch_bytes = (static_cast<size_t>(chunk * g.k_pad * 2) + 255) / 256 * 256;
+  void* cublas_workspace = scratch + scratch_bytes;
+  const int elem = dtype_bytes(p.act_dtype);
+  for (int64_t row = 0; row < g.n; row += chunk) {
+    const int64_t rows = std::min(chunk, g.n_pad - row);
+    SF_RETURN_IF_ERROR(
+        dense::launch_dequantize(*args.weight, row, rows, scratch, g.k_pad, plan.sm_count, stream));
+    dense::DenseGemmArgs gemm;
+    gemm.a = args.a;
+    gemm.m = p.m;
+    gemm.k = g.k;
+    gemm.w_chunk = scratch;
+    gemm.ld_w = g.k_pad;
+    gemm.bias = args.bias ? static_cast<const char*>(args.bias) + row * elem : nullptr;
+    gemm.y = static_cast<char*>(args.y) + row * elem;
+    gemm.cols = std::min(chunk, g.n - row);
+    gemm.ld_y = g.n;
+    gemm.dtype = p.act_dtype;
+    gemm.cublas_workspace = cublas_workspace;
+    gemm.cublas_workspace_bytes = static_cast<size_t>(dense::kCublasWorkspaceBytes);
+    SF_RETURN_IF_ERROR(dense::cublaslt_gemm(context.cublaslt_handle(), gemm, stream));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status run(const Plan& plan, const RunArgs& args, void* workspace, size_t workspace_bytes,
+           const Context& context, cudaStream_t stream) {
+  SF_RETURN_IF_ERROR(validate_run(plan, args, workspace, workspace_bytes, context));
+  if (plan.problem.m == 0) return Status();
+  switch (plan.tier) {
+    case Tier::kDense: return run_dense(plan, args, workspace, context, stream);
+    default:
+      return internal_error("run: plan has tier ", tier_name(plan.tier), " which is not built");
+  }
+}
+
+}  // namespace sailfish

@@ -1,0 +1,105 @@
+// Code -> (q - code_bias) conversion in registers, shared by every tier.
+//
+// A packed 32-bit word (docs/FORMAT.md) turns into tensor-core register pairs with no shuffles:
+// the "magic number" idiom ORs a code into the low mantissa bits of a power of two whose
+// mantissa step is 1, then one packed subtraction removes the power of two and the code bias
+// together. Every result is an exact small integer, so the conversion adds no rounding; scales
+// (and zero folds) are applied afterwards with one packed multiply (or fused multiply-add).
+//
+//   fp16 int4: 0x6400 = 1024.0 (10 mantissa bits): 0x6400 | q = 1024 + q; minus 1032 = q - 8
+//   bf16 int4: 0x4300 =  128.0 ( 7 mantissa bits): 0x4300 | q =  128 + q; minus  136 = q - 8
+//   fp16 int8: 0x6400 | byte = 1024 + b; minus 1152 = b - 128
+//   bf16 int8: 7 mantissa bits cannot hold a byte, so go through fp32: 0x4b000000 = 2^23 (step 1),
+//              0x4b000000 | b = 2^23 + b; minus (2^23 + 128) = b - 128, then an exact conversion.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace sailfish::gpu {
+
+template <typename T>
+struct PairOf;
+template <>
+struct PairOf<__half> {
+  using type = __half2;
+};
+template <>
+struct PairOf<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+};
+template <typename T>
+using Pair = typename PairOf<T>::type;
+
+// (a & b) | c in one instruction (LOP3 immediate 0xea).
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+__device__ __forceinline__ uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t selector) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
+  return d;
+}
+
+template <typename P>
+__device__ __forceinline__ P bits_as_pair(uint32_t bits) {
+  return *reinterpret_cast<const P*>(&bits);
+}
+
+// int4: the four register pairs of one word, in fragment order:
+//   out[0] = {(k0, c), (k1, c)}     out[1] = {(k8, c), (k9, c)}
+//   out[2] = {(k0, c+8), (k1, c+8)} out[3] = {(k8, c+8), (k9, c+8)}
+// each element q - 8, exact.
+template <typename T>
+__device__ __forceinline__ void int4_word_to_pairs(uint32_t q, Pair<T> out[4]);
+
+template <>
+__device__ __forceinline__ void int4_word_to_pairs<__half>(uint32_t q, __half2 out[4]) {
+  const __half2 bias = bits_as_pair<__half2>(0x64086408u);  // {1032, 1032}
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    out[r] = __hsub2(bits_as_pair<__half2>(and_or(q >> (4 * r), 0x000f000fu, 0x64006400u)), bias);
+  }
+}
+
+template <>
+__device__ __forceinline__ void int4_word_to_pairs<__nv_bfloat16>(uint32_t q,
+                                                                   __nv_bfloat162 out[4]) {
+  const __nv_bfloat162 bias = bits_as_pair<__nv_bfloat162>(0x43084308u);  // {136, 136}
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    out[r] = __hsub2(bits_as_pair<__nv_bfloat162>(and_or(q >> (4 * r), 0x000f000fu, 0x43004300u)),
+                     bias);
+  }
+}
+
+// int8: the two register pairs of one word (one column), bytes k0 k8 k1 k9:
+//   out[0] = {k0, k1}   out[1] = {k8, k9}, each element b - 128, exact.
+template <typename T>
+__device__ __forceinline__ void int8_word_to_pairs(uint32_t q, Pair<T> out[2]);
+
+template <>
+__device__ __forceinline__ void int8_word_to_pairs<__half>(uint32_t q, __half2 out[2]) {
+  const __half2 bias = bits_as_pair<__half2>(0x64806480u);  // {1152, 1152}
+  // prmt selector nibbles pick result bytes from {q (0-3), 0x64646464 (4-7)}.
+  out[0] = __hsub2(bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4240u)), bias);
+  out[1] = __hsub2(bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u)), bias);
+}
+
+template <>
+__device__ __forceinline__ void int8_word_to_pairs<__nv_bfloat16>(uint32_t q,
+                                                                   __nv_bfloat162 out[2]) {
+  const float bias = 8388736.0f;  // 2^23 + 128
+  auto lane = [&](uint32_t selector) {
+    return __uint_as_float(byte_perm(q, 0x4b000000u, selector)) - bias;
+  };
+  out[0] = __floats2bfloat162_rn(lane(0x7440u), lane(0x7442u));  // exact: |b - 128| <= 128
+  out[1] = __floats2bfloat162_rn(lane(0x7441u), lane(0x7443u));
+}
+
+}  // namespace sailfish::gpu

@@ -1,0 +1,30 @@
+// Dense tier configuration: constants shared by the dequantization kernel and its launcher.
+#pragma once
+
+#include <cstdint>
+
+namespace sailfish::dense {
+
+// One CTA of 4 warps dequantizes one 64 x 64 packed block at a time; warp j owns n16 group j,
+// so each lane reads its own contiguous 16-byte (int4) or 32-byte (int8) run of the block.
+constexpr int kThreads = 128;
+constexpr int kTileRows = 64;
+constexpr int kTileCols = 64;
+// Shared-memory row stride in elements. 64 + 8: a row is 144 bytes = 36 words, so the 8 rows a
+// warp stores at once start in banks 0, 4, ..., 28 and the 4 lanes of a row fill the gaps: the
+// 32-bit fragment stores are conflict-free, and 144 is a multiple of 16 so rows stay 16-byte
+// aligned for the vector read-back. (An unpadded 128-byte stride puts all 8 rows in one bank.)
+constexpr int kTileStride = kTileCols + 8;
+constexpr int kSharedBytes = kTileRows * kTileStride * 2;
+static_assert(kSharedBytes == 9216, "one 64 x 72 tile of 16-bit values");
+// CTAs per SM the launcher aims for: 16 x 128 threads fills an SM, and 16 blocks of 2-4 KB in
+// flight per SM cover the DRAM latency-bandwidth product (about 20 KB per SM on an H200).
+constexpr int kCtasPerSm = 16;
+
+// Scratch rows default for the N-chunked variant (ONNX Runtime's MatMulNBits defaults).
+constexpr int64_t kDefaultChunkRows = 32768;
+constexpr int64_t kDefaultChunkThresholdBytes = int64_t(256) << 20;
+// cuBLASLt workspace carved from the caller's workspace.
+constexpr int64_t kCublasWorkspaceBytes = int64_t(32) << 20;
+
+}  // namespace sailfish::dense

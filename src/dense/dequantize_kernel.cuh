@@ -1,0 +1,142 @@
+// Dense tier, step 1: dequantize packed rows [n_begin, n_end) into a scratch fp16/bf16 weight
+// W[n - n_begin][k] (row-major, leading dimension ld >= k_pad) for cuBLASLt to consume.
+//
+// Grid-stride over 64 x 64 packed blocks, k-block fastest so consecutive CTAs read consecutive
+// bytes. Per block: each lane loads its whole run (16 B int4 / 32 B int8) with one or two vector
+// loads (the next block's run is loaded before the current one is processed, so a load is always
+// in flight), converts it with the magic-number idiom (common/dequant.cuh), applies the scale
+// (and zero fold) with one packed multiply (fused multiply-add), and stores the register pairs
+// into a padded shared tile. After a barrier the tile leaves as 16-byte row vectors.
+//
+// Act-order: packed column r belongs to input column perm[r]; the kernel writes it there, so the
+// GEMM consumes activations unpermuted (the scattered 2-byte stores cost bandwidth; only
+// act-order weights pay it).
+//
+// Shared memory: one 64 x 72 tile, 9 KB (dense/config.h).
+#pragma once
+
+#include <cstdint>
+
+#include "common/dequant.cuh"
+#include "dense/config.h"
+
+namespace sailfish::dense {
+
+struct DequantizeParams {
+  const uint8_t* codes;      // packed codes
+  const void* scales;        // [scale_rows][n_pad]
+  const void* zero_fold;     // [scale_rows][n_pad] or null
+  const int32_t* perm;       // [k] or null
+  void* out;                 // scratch [n_end - n_begin][ld]
+  int64_t ld;                // scratch leading dimension (elements)
+  int64_t n_pad;
+  int32_t k;                 // logical k (act-order writes stop there)
+  int32_t k_blocks;
+  int32_t n_block_begin;     // first 64-row block of this chunk
+  int32_t n_block_count;     // 64-row blocks in this chunk
+  int32_t group_shift;       // log2(group rows); 30 for channelwise (one group)
+};
+
+template <typename T, int kBits, bool kHasZero, bool kActOrder>
+__global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizeParams p) {
+  using P = gpu::Pair<T>;
+  constexpr int kWordsPerLane = kBits;  // 4 words (int4) or 8 words (int8) per lane run
+  constexpr int kBlockBytes = kTileRows * kTileCols * kBits / 8;
+  __shared__ __align__(16) T tile[kTileRows * kTileStride];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row_in_group = lane / 4;      // fragment column c = 16 * warp + lane / 4
+  const int pair_col = 2 * (lane % 4);    // fragment rows 2t, 2t + 1 (+8)
+  const int64_t total = int64_t(p.n_block_count) * p.k_blocks;
+  const T* scales = static_cast<const T*>(p.scales);
+  const T* folds = static_cast<const T*>(p.zero_fold);
+  T* out = static_cast<T*>(p.out);
+
+  auto load_run = [&](int64_t block, uint4 run[kWordsPerLane / 4]) {
+    const int64_t global_block = int64_t(p.n_block_begin) * p.k_blocks + block;
+    const uint4* src = reinterpret_cast<const uint4*>(p.codes + global_block * kBlockBytes) +
+                       (warp * 32 + lane) * (kWordsPerLane / 4);
+#pragma unroll
+    for (int i = 0; i < kWordsPerLane / 4; ++i) run[i] = __ldg(src + i);
+  };
+
+  uint4 run[kWordsPerLane / 4];
+  int64_t block = blockIdx.x;
+  if (block < total) load_run(block, run);
+  for (; block < total; block += gridDim.x) {
+    uint4 next[kWordsPerLane / 4];
+    if (block + gridDim.x < total) load_run(block + gridDim.x, next);
+
+    const int nb = static_cast<int>(block / p.k_blocks);
+    const int kb = static_cast<int>(block % p.k_blocks);
+    const int64_t col0 = int64_t(p.n_block_begin + nb) * kTileRows + warp * 16 + row_in_group;
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(run);
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {  // k16 slice of the block
+      const int64_t group = (int64_t(kb) * kTileCols + 16 * s) >> p.group_shift;
+      const int64_t meta = group * p.n_pad + col0;
+      P scale[2], fold[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // column c, c + 8
+        const T sv = scales[meta + 8 * h];
+        scale[h] = P(sv, sv);
+        if constexpr (kHasZero) {
+          const T fv = folds[meta + 8 * h];
+          fold[h] = P(fv, fv);
+        }
+      }
+      P pairs[2][2];  // [column half][k half]
+      if constexpr (kBits == 4) {
+        P v[4];
+        gpu::int4_word_to_pairs<T>(words[s], v);
+        pairs[0][0] = v[0];
+        pairs[0][1] = v[1];
+        pairs[1][0] = v[2];
+        pairs[1][1] = v[3];
+      } else {
+        gpu::int8_word_to_pairs<T>(words[2 * s], pairs[0]);
+        gpu::int8_word_to_pairs<T>(words[2 * s + 1], pairs[1]);
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int kh = 0; kh < 2; ++kh) {
+          P w;
+          if constexpr (kHasZero) {
+            w = __hfma2(pairs[h][kh], scale[h], fold[h]);
+          } else {
+            w = __hmul2(pairs[h][kh], scale[h]);
+          }
+          const int row = warp * 16 + row_in_group + 8 * h;
+          const int col = 16 * s + 8 * kh + pair_col;
+          *reinterpret_cast<P*>(&tile[row * kTileStride + col]) = w;
+        }
+      }
+    }
+    __syncthreads();
+
+    // 64 rows x 8 vectors of 8 elements; 8 consecutive threads cover one 128-byte row.
+#pragma unroll
+    for (int i = 0; i < kTileRows * kTileCols / 8 / kThreads; ++i) {
+      const int vec = threadIdx.x + i * kThreads;
+      const int row = vec / 8, chunk = vec % 8;
+      const uint4 value = *reinterpret_cast<const uint4*>(&tile[row * kTileStride + chunk * 8]);
+      T* dst_row = out + (int64_t(nb) * kTileRows + row) * p.ld;
+      if constexpr (kActOrder) {
+        const T* v = reinterpret_cast<const T*>(&value);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int r = kb * kTileCols + chunk * 8 + e;
+          if (r < p.k) dst_row[__ldg(p.perm + r)] = v[e];
+        }
+      } else {
+        *reinterpret_cast<uint4*>(dst_row + int64_t(kb) * kTileCols + chunk * 8) = value;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kWordsPerLane / 4; ++i) run[i] = next[i];
+  }
+}
+
+}  // namespace sailfish::dense

@@ -1,0 +1,12 @@
+# GPU sources of the library (included from src/CMakeLists.txt when CUDA is enabled): every .cu
+# and .cpp file of the GPU folders, one folder per role.
+file(GLOB SAILFISH_GPU_SOURCES CONFIGURE_DEPENDS
+  ${CMAKE_CURRENT_SOURCE_DIR}/api/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/api/*.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/dense/*.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/decode/*.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/prefill/*.cu)
+target_sources(sailfish PRIVATE ${SAILFISH_GPU_SOURCES})
+target_compile_definitions(sailfish PUBLIC SAILFISH_HAS_CUDA=1)
+target_link_libraries(sailfish PUBLIC CUDA::cudart CUDA::cublasLt)
+sailfish_cuda_target(sailfish)

@@ -1,0 +1,162 @@
+#include "gemm_check.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "gpu_test_helpers.h"
+#include "sailfish/quantize.h"
+#include "sailfish/reference.h"
+
+namespace sailfish::testing {
+
+namespace {
+
+GemmCheckResult failure(const std::string& what, const Status& st) {
+  GemmCheckResult r;
+  r.message = what + ": " + st.to_string();
+  return r;
+}
+
+GemmCheckResult failure(const std::string& what, cudaError_t err) {
+  GemmCheckResult r;
+  r.message = what + ": " + cudaGetErrorString(err);
+  return r;
+}
+
+// The plain same-precision implementation: weight, activations and output rounded to the
+// activation type once each, float32 accumulation.
+std::vector<double> plain_implementation(const std::vector<double>& a, int64_t m,
+                                         const QuantizedWeight& w, const std::vector<double>& bias,
+                                         DType dtype) {
+  std::vector<float> wq(static_cast<size_t>(w.n * w.k));
+  for (int64_t nn = 0; nn < w.n; ++nn) {
+    for (int64_t kk = 0; kk < w.k; ++kk) {
+      wq[static_cast<size_t>(nn * w.k + kk)] =
+          round_to_dtype(static_cast<float>(w.dequantized(nn, kk)), dtype);
+    }
+  }
+  std::vector<double> y(static_cast<size_t>(m * w.n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t nn = 0; nn < w.n; ++nn) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < w.k; ++kk) {
+        acc += static_cast<float>(a[static_cast<size_t>(i * w.k + kk)]) *
+               wq[static_cast<size_t>(nn * w.k + kk)];
+      }
+      if (!bias.empty()) acc += static_cast<float>(bias[static_cast<size_t>(nn)]);
+      y[static_cast<size_t>(i * w.n + nn)] = round_to_dtype(acc, dtype);
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
+  const QuantizedWeight& w = c.weight;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+
+  // Activations and bias, exactly representable in the activation type.
+  std::vector<uint16_t> a_bits(static_cast<size_t>(c.m * w.k)), bias_bits;
+  std::vector<double> a(a_bits.size()), bias;
+  for (size_t i = 0; i < a.size(); ++i) {
+    a_bits[i] = float_to_bits(unit(rng), c.dtype);
+    a[i] = bits_to_float(a_bits[i], c.dtype);
+  }
+  if (c.bias) {
+    bias_bits.resize(static_cast<size_t>(w.n));
+    bias.resize(bias_bits.size());
+    for (size_t i = 0; i < bias.size(); ++i) {
+      bias_bits[i] = float_to_bits(unit(rng), c.dtype);
+      bias[i] = bits_to_float(bias_bits[i], c.dtype);
+    }
+  }
+
+  PackedWeight packed;
+  if (Status st = pack(w, c.dtype, &packed); !st.ok()) return failure("pack", st);
+  DeviceWeightStorage storage;
+  if (Status st = DeviceWeightStorage::upload(packed, &storage); !st.ok()) {
+    return failure("upload", st);
+  }
+
+  Plan plan;
+  const Problem problem = Problem::for_weight(storage.view(), c.m, c.dtype, c.bias);
+  if (Status st = sailfish::plan(problem, -1, c.options, &plan); !st.ok()) {
+    return failure("plan", st);
+  }
+  std::unique_ptr<Context> context;
+  if (Status st = Context::create(-1, &context); !st.ok()) return failure("Context::create", st);
+
+  DeviceBuffer d_a, d_bias, d_y(static_cast<size_t>(c.m * w.n) * 2), d_ws;
+  if (!d_a.upload(a_bits) || (c.bias && !d_bias.upload(bias_bits)) ||
+      !d_ws.allocate(workspace_size(plan))) {
+    return failure("device allocation", cudaGetLastError());
+  }
+  // Poison: 0xffff is a NaN in fp16 and bf16, so any element the kernel leaves unwritten shows.
+  cudaError_t err = cudaMemset(d_y.get(), 0xff, d_y.bytes());
+  if (err != cudaSuccess) return failure("poison", err);
+
+  RunArgs args;
+  args.a = d_a.get();
+  args.bias = c.bias ? d_bias.get() : nullptr;
+  args.y = d_y.get();
+  args.weight = &storage.view();
+  if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), *context, nullptr); !st.ok()) {
+    return failure("run", st);
+  }
+  err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) return failure("kernel execution", err);
+  const std::vector<uint16_t> y_bits = d_y.download<uint16_t>();
+
+  std::vector<double> ref(static_cast<size_t>(c.m * w.n));
+  if (Status st = reference_gemm(a.data(), c.m, w, c.bias ? bias.data() : nullptr, ref.data());
+      !st.ok()) {
+    return failure("reference", st);
+  }
+  const std::vector<double> plain = plain_implementation(a, c.m, w, bias, c.dtype);
+
+  GemmCheckResult r;
+  r.tier = plan.tier;
+  double ref_max = 0;
+  int64_t unwritten = 0, worst = -1;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double y = bits_to_float(y_bits[i], c.dtype);
+    if (std::isnan(y)) {
+      ++unwritten;
+      continue;
+    }
+    const double e = std::abs(y - ref[i]);
+    if (e > r.max_error) r.max_error = e, worst = static_cast<int64_t>(i);
+    r.plain_error = std::max(r.plain_error, std::abs(plain[i] - ref[i]));
+    ref_max = std::max(ref_max, std::abs(ref[i]));
+  }
+  // atol: a quarter of one output ulp at the largest reference magnitude (bf16 carries 8
+  // significant bits, fp16 11), so a kernel is never failed for one rounding the plain
+  // implementation happened to get right.
+  const double ulp = c.dtype == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
+  const double atol = 1e-6 + 0.25 * ulp * ref_max;
+  std::ostringstream msg;
+  msg << "tier " << tier_name(plan.tier) << " m=" << c.m << " n=" << w.n << " k=" << w.k
+      << " bits=" << w.bits << " group=" << w.group_size << " zero="
+      << zero_point_kind_name(w.zero_kind) << " act_order=" << !w.g_idx.empty()
+      << " bias=" << c.bias << " dtype=" << dtype_name(c.dtype) << ": max error " << r.max_error
+      << " (plain " << r.plain_error << ", atol " << atol << ", max |ref| " << ref_max << ")";
+  if (unwritten > 0) {
+    msg << "; " << unwritten << " output elements unwritten (still NaN)";
+  } else if (r.max_error > 2 * r.plain_error + atol) {
+    msg << "; worst at row " << worst / w.n << " col " << worst % w.n;
+  } else {
+    r.ok = true;
+  }
+  r.message = msg.str();
+  return r;
+}
+
+}  // namespace sailfish::testing

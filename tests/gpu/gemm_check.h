@@ -1,0 +1,37 @@
+// One GEMM through the public API, checked against the float64 reference: the harness every GPU
+// tier test uses.
+//
+// Tolerance (STYLE.md, after FlashAttention-3): the kernel's max error against float64 must be at
+// most 2x the max error of a plain same-precision implementation, plus a small atol. The plain
+// implementation rounds the dequantized weight, the activations and the output to the activation
+// type once each and accumulates in float32, which is what any correct fp16/bf16 kernel does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sailfish/sailfish.h"
+
+namespace sailfish::testing {
+
+struct GemmCase {
+  QuantizedWeight weight;
+  DType dtype = DType::kBF16;
+  int64_t m = 1;
+  bool bias = false;
+  Options options;
+};
+
+struct GemmCheckResult {
+  bool ok = false;
+  std::string message;     // what failed, with the figures
+  double max_error = 0;    // kernel vs float64
+  double plain_error = 0;  // plain same-precision implementation vs float64
+  Tier tier = Tier::kAuto;
+};
+
+// Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws
+// activations and bias.
+GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed);
+
+}  // namespace sailfish::testing
