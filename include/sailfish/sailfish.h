@@ -98,6 +98,18 @@ struct Problem {
   static Problem for_weight(const DeviceWeight& weight, int64_t m, DType act_dtype, bool has_bias);
 };
 
+// Decode-tier launch configuration (filled by plan(); see src/decode/config.h).
+struct DecodePlan {
+  int token_tiles = 0;            // 8-token mma tiles per CTA (1, 2, 3, 4, 6 or 8)
+  int m_groups = 0;               // CTAs along M (each 8 * token_tiles tokens)
+  int splits = 0;                 // split-K depth
+  int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + reduce
+  bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
+  bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
+  size_t activation_offset = 0;   // workspace offsets (bytes)
+  size_t partials_offset = 0;
+};
+
 struct Plan {
   Problem problem;
   Tier tier = Tier::kDense;
@@ -106,6 +118,7 @@ struct Plan {
   int sm_count = 0;
   // Dense tier: rows of W dequantized per chunk (== n_pad when not chunked).
   int64_t dense_chunk_rows = 0;
+  DecodePlan decode;
   size_t workspace_bytes = 0;
   std::string reason;  // why this tier: for logs and the bench
 };

@@ -4,12 +4,18 @@
 
 #include "api/environment.h"
 #include "common/cuda_check.h"
+#include "decode/launch.h"
 #include "dense/config.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
 
 namespace {
+
+// Auto dispatch: M from which the dense tier takes over from the decode tier.
+// Provisional (no prefill tier yet): decode serves up to 64 tokens per CTA; measured crossovers
+// are in docs/perf/ and replace this value when they are taken.
+constexpr int64_t kDefaultDenseMinM = 65;
 
 size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
@@ -101,22 +107,30 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   p.device = device;
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&p.sm_count, cudaDevAttrMultiProcessorCount, device));
 
+  const int64_t dense_min_m = resolved.dense_min_m.value_or(kDefaultDenseMinM);
   switch (resolved.tier) {
-    case Tier::kDecode:
     case Tier::kPrefill:
-      return unsupported("tier ", tier_name(resolved.tier),
-                         " is not available in this build yet; available: auto, dense");
+      return unsupported("tier prefill is not available in this build yet; available: auto, "
+                         "decode, dense");
+    case Tier::kDecode:
+      p.tier = Tier::kDecode;
+      p.reason = "forced";
+      break;
     case Tier::kDense:
       p.tier = Tier::kDense;
       p.reason = "forced";
       break;
     case Tier::kAuto:
-      // The dense tier is the only one built so far: it serves every M.
-      p.tier = Tier::kDense;
-      p.reason = "auto: dense is the only tier built";
+      p.tier = problem.m < dense_min_m ? Tier::kDecode : Tier::kDense;
+      p.reason = detail::concat("auto: m ", problem.m, problem.m < dense_min_m ? " < " : " >= ",
+                                "dense_min_m ", dense_min_m);
       break;
   }
-  plan_dense(resolved, &p);
+  if (p.tier == Tier::kDecode) {
+    SF_RETURN_IF_ERROR(decode::plan_decode(&p));
+  } else {
+    plan_dense(resolved, &p);
+  }
   *out = std::move(p);
   return Status();
 }

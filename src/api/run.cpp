@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_check.h"
+#include "decode/launch.h"
 #include "dense/config.h"
 #include "dense/launch.h"
 #include "sailfish/sailfish.h"
@@ -102,6 +103,7 @@ Status run(const Plan& plan, const RunArgs& args, void* workspace, size_t worksp
   if (plan.problem.m == 0) return Status();
   switch (plan.tier) {
     case Tier::kDense: return run_dense(plan, args, workspace, context, stream);
+    case Tier::kDecode: return decode::run_decode(plan, args, workspace, stream);
     default:
       return internal_error("run: plan has tier ", tier_name(plan.tier), " which is not built");
   }

@@ -114,6 +114,17 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   err = cudaDeviceSynchronize();
   if (err != cudaSuccess) return failure("kernel execution", err);
   const std::vector<uint16_t> y_bits = d_y.download<uint16_t>();
+  bool bitwise_stable = true;
+  for (int rep = 1; rep < c.repeats; ++rep) {
+    err = cudaMemset(d_y.get(), 0xff, d_y.bytes());
+    if (err != cudaSuccess) return failure("poison", err);
+    if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), *context, nullptr); !st.ok()) {
+      return failure("run (repeat)", st);
+    }
+    err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) return failure("kernel execution (repeat)", err);
+    bitwise_stable &= d_y.download<uint16_t>() == y_bits;
+  }
 
   std::vector<double> ref(static_cast<size_t>(c.m * w.n));
   if (Status st = reference_gemm(a.data(), c.m, w, c.bias ? bias.data() : nullptr, ref.data());
@@ -124,6 +135,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
 
   GemmCheckResult r;
   r.tier = plan.tier;
+  r.bitwise_stable = bitwise_stable;
   double ref_max = 0;
   int64_t unwritten = 0, worst = -1;
   for (size_t i = 0; i < ref.size(); ++i) {

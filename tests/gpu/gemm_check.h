@@ -20,6 +20,7 @@ struct GemmCase {
   int64_t m = 1;
   bool bias = false;
   Options options;
+  int repeats = 1;  // > 1: run again on a re-poisoned output and compare the bits
 };
 
 struct GemmCheckResult {
@@ -28,6 +29,7 @@ struct GemmCheckResult {
   double max_error = 0;    // kernel vs float64
   double plain_error = 0;  // plain same-precision implementation vs float64
   Tier tier = Tier::kAuto;
+  bool bitwise_stable = true;  // every repeat produced the same bits
 };
 
 // Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws

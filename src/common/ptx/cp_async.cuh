@@ -1,0 +1,31 @@
+// cp.async (sm_80+): asynchronous global -> shared copies that wait in the async queue and cost
+// no registers while in flight.
+#pragma once
+
+#include <cstdint>
+
+namespace sailfish::gpu {
+
+__device__ __forceinline__ uint32_t shared_address(const void* ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+// 16 bytes, bypassing L1 (.cg: weights are read once). src_bytes < 16 zero-fills the rest
+// (src_bytes = 0 reads nothing, so src may then point anywhere valid-looking but is not touched).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes = 16) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most `pending` of this thread's commit groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+}
+
+}  // namespace sailfish::gpu

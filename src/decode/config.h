@@ -1,0 +1,84 @@
+// Decode tier configuration: tile constants, the shared-memory formula and the split heuristic,
+// usable on host and device so CPU tests can check them.
+//
+// The decode tier computes the swapped product Y^T[n][m] = W[n][k] . A[m][k]^T with
+// mma.sync.m16n8k16: the weight is the A operand (16 weight rows per mma), the activations the B
+// operand (8 tokens per mma). One packed int4 word is exactly one lane's A fragment of a 16 x 16
+// weight slice (docs/FORMAT.md), so a word feeds one mma per 8 tokens with no shuffles; at M <= 8
+// this needs half the tensor-core instructions of the unswapped form, which matters on Hopper,
+// where mma.sync runs at well under the wgmma rate.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define SF_HOST_DEVICE __host__ __device__
+#else
+#define SF_HOST_DEVICE
+#endif
+
+namespace sailfish::decode {
+
+// A CTA owns one 64-row block strip of W and a contiguous range of its 64-column k-blocks; warp j
+// owns n16 group j of the strip. 4 warps.
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / 32;
+// Pipeline depth: stages of (one 64 x 64 weight block, its activation slice, its scale rows).
+constexpr int kStages = 4;
+// Scale rows one k-block can need: group 16 gives 4 per 64 columns.
+constexpr int kMaxMetaRows = 4;
+constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero folds
+// Tokens per mma (the n8 of m16n8k16) and the token-tile counts compiled.
+constexpr int kTokensPerTile = 8;
+constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
+// Each split keeps at least this many k-blocks, so its pipeline fills.
+constexpr int kMinBlocksPerSplit = 4;
+
+SF_HOST_DEVICE constexpr int weight_stage_bytes(int bits) { return 64 * 64 * bits / 8; }
+SF_HOST_DEVICE constexpr int activation_stage_bytes(int token_tiles) {
+  return token_tiles * kTokensPerTile * 64 * 2;  // tokens x 64 columns x 2 bytes
+}
+SF_HOST_DEVICE constexpr int stage_bytes(int bits, int token_tiles) {
+  return weight_stage_bytes(bits) + activation_stage_bytes(token_tiles) + kMetaStageBytes;
+}
+SF_HOST_DEVICE constexpr int shared_bytes(int bits, int token_tiles) {
+  return kStages * stage_bytes(bits, token_tiles);
+}
+static_assert(shared_bytes(4, 1) == 4 * (2048 + 1024 + 1024), "int4, 8 tokens: 16 KB");
+static_assert(shared_bytes(8, 8) == 4 * (4096 + 8192 + 1024), "int8, 64 tokens: 53 KB");
+
+// Token tiles compiled: 1, 2, 3, 4, 6, 8 (M up to 8, 16, 24, 32, 48, 64 per CTA).
+SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
+  return m <= 8 ? 1 : m <= 16 ? 2 : m <= 24 ? 3 : m <= 32 ? 4 : m <= 48 ? 6 : 8;
+}
+
+// Split-K depth: enough CTAs to fill the machine at the kernel's occupancy, never below
+// kMinBlocksPerSplit k-blocks per split.
+// Worked example, H200 (132 SMs), 4 CTAs/SM, N = 4096 (64 strips), K = 4096 (64 k-blocks), M = 1:
+// target 528 CTAs, 64 strips -> ceil(528 / 64) = 9 splits, capped at 64 / 4 = 16: 9 splits of
+// 7-8 k-blocks. N = 57344 (896 strips) needs no split.
+SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int64_t k_blocks,
+                                         int sm_count, int ctas_per_sm) {
+  const int64_t base = n_blocks * m_groups;
+  const int64_t target = int64_t(sm_count) * ctas_per_sm;
+  int64_t splits = (target + base - 1) / base;
+  const int64_t cap = k_blocks / kMinBlocksPerSplit > 0 ? k_blocks / kMinBlocksPerSplit : 1;
+  if (splits > cap) splits = cap;
+  if (splits < 1) splits = 1;
+  return static_cast<int>(splits);
+}
+
+// The k-block range [begin, end) of split s of `splits` over k_blocks blocks: sizes differ by at
+// most one and the ranges tile [0, k_blocks) exactly.
+SF_HOST_DEVICE constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
+  return k_blocks * s / splits;
+}
+
+// How partial sums leave a CTA.
+enum class Epilogue : int {
+  kStore = 0,     // one split: Y = acc + bias, plain stores
+  kAtomic = 1,    // several splits: red.global.add into Y, which the prep kernel set to the bias
+  kPartials = 2,  // deterministic: fp32 partials to the workspace, summed in order by a reduce
+};
+
+}  // namespace sailfish::decode

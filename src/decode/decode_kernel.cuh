@@ -1,0 +1,246 @@
+// Decode tier kernel: split-K, mma.sync.m16n8k16 on the swapped product (config.h), for M up to
+// 64 tokens per CTA (kTiles x 8).
+//
+// CTA (4 warps) = one 64-row strip of W (blockIdx.x) x one k-range (blockIdx.y, the split) x one
+// group of up to 8 * kTiles tokens (blockIdx.z). Warp j owns n16 group j of the strip.
+//
+// Pipeline: kStages stages, each one 64 x 64 packed block plus its activation slice and scale
+// rows, filled with cp.async and consumed after one wait + one barrier per block.
+//   - weights: "self-slot" staging: every lane copies exactly the 16-byte (int4) or 32-byte
+//     (int8) run it will read back, so the weight bytes never cross lanes;
+//   - activations [tokens][64] (8 x 16-byte chunks per token row, chunk index XOR (row % 8) so
+//     ldmatrix's eight 16-byte rows hit eight different bank groups), shared by the 4 warps, in
+//     the same commit group; tokens >= M and columns >= K are zero-filled by cp.async;
+//   - scales (and zero folds) of the block's groups, 128 bytes per scale row.
+// Compute per block and warp: one 16-byte shared load of the lane's run, LOP3 dequantization
+// (common/dequant.cuh), one fused multiply-add per pair for scale and zero point, one mma per
+// (k16 slice, token tile) with ldmatrix.x4 activation fragments shared by two k16 slices.
+//
+// Shared memory: kStages * stage_bytes(kBits, kTiles) (config.h): 16 KB (int4, 8 tokens) to
+// 53 KB (int8, 64 tokens).
+#pragma once
+
+#include <cstdint>
+
+#include "common/dequant.cuh"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/ldmatrix.cuh"
+#include "common/ptx/mma_sync.cuh"
+#include "common/ptx/red_global.cuh"
+#include "decode/config.h"
+
+namespace sailfish::decode {
+
+struct DecodeParams {
+  const uint8_t* codes;    // packed codes
+  const void* scales;      // [scale_rows][n_pad]
+  const void* zero_fold;   // [scale_rows][n_pad], or null for symmetric weights
+  const void* a;           // activations [m][lda] (16-byte aligned rows)
+  int64_t lda;
+  void* y;                 // [m][n]
+  const void* bias;        // [n] or null (Epilogue::kStore only; the others add it elsewhere)
+  float* partials;         // Epilogue::kPartials: [splits][n_pad][m_pad]
+  int32_t m, n, k;
+  int32_t k_blocks, n_pad, m_pad;
+  int32_t group_shift;     // log2(group rows); 30 for channelwise (every column in group 0)
+  int32_t splits;
+  Epilogue epilogue;
+};
+
+namespace detail {
+
+template <typename T>
+__device__ __forceinline__ void store_output_pair(const DecodeParams& p, int token, int n0,
+                                                  float lo, float hi, int split) {
+  using P = gpu::Pair<T>;
+  if (p.epilogue == Epilogue::kPartials) {
+    // Every slot of the workspace tile is written (padding too), so the reduce never reads
+    // uninitialized memory.
+    float* tile = p.partials + (int64_t(split) * p.n_pad + n0) * p.m_pad + token;
+    tile[0] = lo;
+    tile[p.m_pad] = hi;
+    return;
+  }
+  if (token >= p.m || n0 >= p.n) return;
+  T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + n0;
+  const bool both = n0 + 1 < p.n;
+  const bool aligned = both && ((reinterpret_cast<uintptr_t>(out) & 3) == 0);
+  if (p.epilogue == Epilogue::kStore) {
+    if (p.bias != nullptr) {
+      const T* bias = static_cast<const T*>(p.bias);
+      lo += static_cast<float>(bias[n0]);
+      if (both) hi += static_cast<float>(bias[n0 + 1]);
+    }
+    if (aligned) {
+      *reinterpret_cast<P*>(out) = P(static_cast<T>(lo), static_cast<T>(hi));
+    } else {
+      out[0] = static_cast<T>(lo);
+      if (both) out[1] = static_cast<T>(hi);
+    }
+  } else {  // kAtomic
+    if (aligned) {
+      gpu::red_add_pair(reinterpret_cast<P*>(out), P(static_cast<T>(lo), static_cast<T>(hi)));
+    } else {
+      gpu::red_add(out, static_cast<T>(lo));
+      if (both) gpu::red_add(out + 1, static_cast<T>(hi));
+    }
+  }
+}
+
+}  // namespace detail
+
+template <typename T, int kBits, int kTiles>
+__global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant__ DecodeParams p) {
+  using P = gpu::Pair<T>;
+  constexpr int kW = weight_stage_bytes(kBits);
+  constexpr int kAct = activation_stage_bytes(kTiles);
+  constexpr int kStage = stage_bytes(kBits, kTiles);
+  constexpr int kRunBytes = kBits * 4;  // a lane's run: 16 bytes (int4) or 32 bytes (int8)
+  extern __shared__ __align__(16) uint8_t smem[];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int strip = blockIdx.x, split = blockIdx.y;
+  const int token0 = blockIdx.z * kTiles * kTokensPerTile;
+  const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));
+  const int kb_end = static_cast<int>(split_begin(p.k_blocks, p.splits, split + 1));
+  const int num_blocks = kb_end - kb_begin;
+  const uint32_t smem_base = gpu::shared_address(smem);
+  const bool has_zero = p.zero_fold != nullptr;
+  const int meta_rows = p.group_shift >= 6 ? 1 : (64 >> p.group_shift);
+  const T* act = static_cast<const T*>(p.a);
+  const T* scales = static_cast<const T*>(p.scales);
+  const T* folds = static_cast<const T*>(p.zero_fold);
+  const int run_offset = (warp * 32 + lane) * kRunBytes;
+
+  auto issue_stage = [&](int index, int slot) {
+    const int kb = kb_begin + index;
+    const uint32_t stage = smem_base + slot * kStage;
+    const uint8_t* block = p.codes + (int64_t(strip) * p.k_blocks + kb) * kW;
+#pragma unroll
+    for (int c = 0; c < kRunBytes / 16; ++c) {
+      gpu::cp_async_16(stage + run_offset + 16 * c, block + run_offset + 16 * c);
+    }
+#pragma unroll
+    for (int c = threadIdx.x; c < kTiles * kTokensPerTile * 8; c += kThreads) {
+      const int row = c / 8, chunk = c % 8;
+      const int token = token0 + row, column = kb * 64 + chunk * 8;
+      const bool valid = token < p.m && column < p.k;
+      const T* src = valid ? act + int64_t(token) * p.lda + column : act;
+      gpu::cp_async_16(stage + kW + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
+    }
+    const int g0 = (kb * 64) >> p.group_shift;
+    const int t = threadIdx.x;
+    if (t < meta_rows * 8) {
+      const int r = t / 8, chunk = t % 8;
+      gpu::cp_async_16(stage + kW + kAct + r * 128 + chunk * 16,
+                       scales + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
+    } else if (has_zero && t >= 32 && t < 32 + meta_rows * 8) {
+      const int r = (t - 32) / 8, chunk = (t - 32) % 8;
+      gpu::cp_async_16(stage + kW + kAct + kMetaStageBytes / 2 + r * 128 + chunk * 16,
+                       folds + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
+    }
+  };
+
+  float acc[kTiles][4];
+#pragma unroll
+  for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[tt][i] = 0.0f;
+  }
+
+  // Fill kStages - 1 stages; every iteration then commits exactly one group (possibly empty),
+  // so wait_group<kStages - 2> always means "the oldest stage has landed".
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < num_blocks) issue_stage(i, i);
+    gpu::cp_async_commit();
+  }
+
+  const int row_in_strip = warp * 16 + lane / 4;  // A-fragment row g of this warp's n16 group
+  int read_slot = 0, write_slot = kStages - 1;
+  for (int i = 0; i < num_blocks; ++i) {
+    gpu::cp_async_wait<kStages - 2>();
+    // NOTE: the barrier makes every thread's copies of stage i visible to every warp (ldmatrix
+    // and the scale rows read bytes other lanes copied) and guarantees that stage i - 1, whose
+    // slot the next copy overwrites, is no longer being read.
+    __syncthreads();
+    if (i + kStages - 1 < num_blocks) issue_stage(i + kStages - 1, write_slot);
+    gpu::cp_async_commit();
+
+    const uint8_t* stage = smem + read_slot * kStage;
+    const uint32_t stage_address = smem_base + read_slot * kStage;
+    uint32_t words[kBits];
+#pragma unroll
+    for (int c = 0; c < kRunBytes / 16; ++c) {
+      const uint4 v = *reinterpret_cast<const uint4*>(stage + run_offset + 16 * c);
+      words[4 * c + 0] = v.x;
+      words[4 * c + 1] = v.y;
+      words[4 * c + 2] = v.z;
+      words[4 * c + 3] = v.w;
+    }
+    const T* meta_scales = reinterpret_cast<const T*>(stage + kW + kAct);
+    const T* meta_folds = meta_scales + kMetaStageBytes / 4;
+
+#pragma unroll
+    for (int sp = 0; sp < 4; sp += 2) {  // two k16 slices per ldmatrix.x4
+      uint32_t b[kTiles][4];
+#pragma unroll
+      for (int tt = 0; tt < kTiles; ++tt) {
+        const int row = tt * kTokensPerTile + (lane & 7);
+        const int chunk = 2 * sp + (lane >> 3);
+        gpu::ldmatrix_x4(stage_address + kW + row * 128 + ((chunk ^ (row & 7)) << 4), b[tt]);
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int s = sp + half;
+        const int r = p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift;
+        const T sc = meta_scales[r * 64 + row_in_strip];
+        const T sc8 = meta_scales[r * 64 + row_in_strip + 8];
+        const T zero = static_cast<T>(0.0f);
+        const T fo = has_zero ? meta_folds[r * 64 + row_in_strip] : zero;
+        const T fo8 = has_zero ? meta_folds[r * 64 + row_in_strip + 8] : zero;
+        const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
+        P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9)
+        if constexpr (kBits == 4) {
+          gpu::int4_word_to_pairs<T>(words[s], v);
+        } else {
+          gpu::int8_word_to_pairs<T>(words[2 * s], v);          // column c
+          gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);  // column c + 8
+        }
+        v[0] = __hfma2(v[0], scale, fold);
+        v[1] = __hfma2(v[1], scale, fold);
+        v[2] = __hfma2(v[2], scale8, fold8);
+        v[3] = __hfma2(v[3], scale8, fold8);
+        // A fragment order: (g, k0k1) (g+8, k0k1) (g, k8k9) (g+8, k8k9).
+        const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
+                               *reinterpret_cast<uint32_t*>(&v[2]),
+                               *reinterpret_cast<uint32_t*>(&v[1]),
+                               *reinterpret_cast<uint32_t*>(&v[3])};
+#pragma unroll
+        for (int tt = 0; tt < kTiles; ++tt) {
+          gpu::mma_m16n8k16<T>(acc[tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+        }
+      }
+    }
+    read_slot = read_slot + 1 == kStages ? 0 : read_slot + 1;
+    write_slot = write_slot + 1 == kStages ? 0 : write_slot + 1;
+  }
+  gpu::cp_async_wait<0>();
+
+  // Epilogue. C fragment: c0, c1 = (row g, tokens 2t, 2t+1), c2, c3 = (row g + 8, same tokens).
+  // Lanes g and g ^ 1 (lane ^ 4) swap halves so each lane owns two adjacent output columns for
+  // two tokens: even g keeps rows (g, g + 1), odd g rows (g + 7, g + 8).
+  const bool odd = (lane >> 2) & 1;
+  const int n0 = strip * 64 + warp * 16 + (odd ? (lane / 4) + 7 : (lane / 4));
+#pragma unroll
+  for (int tt = 0; tt < kTiles; ++tt) {
+    const float* c = acc[tt];
+    const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
+    const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
+    const int token = token0 + tt * kTokensPerTile + 2 * (lane % 4);
+    detail::store_output_pair<T>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
+    detail::store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
+  }
+}
+
+}  // namespace sailfish::decode

@@ -1,0 +1,21 @@
+// The decode kernel instances: one translation unit per (activation type, bit width), each
+// holding the six token-tile counts (decode_<type>_int<bits>.cu). Declared here, defined by
+// kernel_instances.cuh.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "decode/decode_kernel.cuh"
+#include "sailfish/status.h"
+
+namespace sailfish::decode {
+
+template <typename T, int kBits>
+Status launch_main_kernel(const DecodeParams& params, int token_tiles, dim3 grid,
+                          cudaStream_t stream);
+
+// CTAs of the kernel that fit on one SM.
+template <typename T, int kBits>
+Status main_kernel_occupancy(int token_tiles, int* ctas_per_sm);
+
+}  // namespace sailfish::decode

@@ -1,0 +1,171 @@
+// Decode tier host side: plan-time configuration (token tiles, split depth, epilogue, workspace)
+// and the launch sequence prep -> main -> reduce.
+#include <algorithm>
+
+#include "common/cuda_check.h"
+#include "decode/config.h"
+#include "decode/kernel_instances.h"
+#include "decode/launch.h"
+#include "decode/prep_kernel.cuh"
+
+namespace sailfish::decode {
+
+namespace {
+
+size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+int log2_exact(int64_t value) {
+  int shift = 0;
+  while ((int64_t(1) << shift) < value) ++shift;
+  return shift;
+}
+
+template <typename T>
+Status occupancy_for(int bits, int tiles, int* ctas) {
+  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, ctas)
+                   : main_kernel_occupancy<T, 8>(tiles, ctas);
+}
+
+template <typename T>
+Status launch_for(int bits, const DecodeParams& params, int tiles, dim3 grid, cudaStream_t stream) {
+  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, grid, stream)
+                   : launch_main_kernel<T, 8>(params, tiles, grid, stream);
+}
+
+int support_grid(int64_t elements, int sm_count) {
+  const int64_t blocks = (elements + 255) / 256;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(sm_count) * 8)));
+}
+
+}  // namespace
+
+Status plan_decode(Plan* plan) {
+  const Problem& p = plan->problem;
+  const PackedGeometry& g = p.geometry;
+  DecodePlan d;
+  d.token_tiles = token_tiles_for(std::min<int64_t>(std::max<int64_t>(p.m, 1), 64));
+  const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
+  d.m_groups = static_cast<int>((std::max<int64_t>(p.m, 1) + tokens_per_cta - 1) / tokens_per_cta);
+  int ctas_per_sm = 0;
+  int current = 0;
+  SF_CUDA_CHECK(cudaGetDevice(&current));
+  SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy query reads the current device
+  const Status occupancy =
+      p.act_dtype == DType::kF16 ? occupancy_for<__half>(g.bits, d.token_tiles, &ctas_per_sm)
+                                 : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, &ctas_per_sm);
+  SF_CUDA_CHECK(cudaSetDevice(current));
+  SF_RETURN_IF_ERROR(occupancy);
+  if (ctas_per_sm < 1) {
+    return internal_error("decode kernel does not fit on an SM (", d.token_tiles, " tiles)");
+  }
+  d.splits = split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+  // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
+  // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
+  d.copy_activations = p.act_order || g.k % 8 != 0;
+  if (d.splits == 1) {
+    d.epilogue = static_cast<int>(Epilogue::kStore);
+  } else if (plan->deterministic) {
+    d.epilogue = static_cast<int>(Epilogue::kPartials);
+  } else {
+    d.epilogue = static_cast<int>(Epilogue::kAtomic);
+    d.init_output = true;
+  }
+  size_t offset = 0;
+  d.activation_offset = offset;
+  if (d.copy_activations) offset = align_up(offset + size_t(p.m) * g.k_pad * 2, 256);
+  d.partials_offset = offset;
+  if (d.epilogue == static_cast<int>(Epilogue::kPartials)) {
+    const int64_t m_pad = int64_t(d.m_groups) * tokens_per_cta;
+    offset = align_up(offset + size_t(d.splits) * g.n_pad * m_pad * 4, 256);
+  }
+  plan->decode = d;
+  plan->workspace_bytes = offset;
+  return Status();
+}
+
+namespace {
+
+template <typename T>
+Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream) {
+  const Problem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  const DecodePlan& d = plan.decode;
+  const DeviceWeight& w = *args.weight;
+  char* ws = static_cast<char*>(workspace);
+  const int m = static_cast<int>(p.m);
+  const int m_pad = d.m_groups * d.token_tiles * kTokensPerTile;
+
+  const void* a = args.a;
+  int64_t lda = g.k;
+  if (d.copy_activations || d.init_output) {
+    PrepParams prep;
+    prep.a = args.a;
+    prep.lda = g.k;
+    prep.a_out = d.copy_activations ? ws + d.activation_offset : nullptr;
+    prep.perm = w.perm;
+    prep.m = m;
+    prep.k = static_cast<int>(g.k);
+    prep.k_pad = static_cast<int>(g.k_pad);
+    prep.y = d.init_output ? args.y : nullptr;
+    prep.bias = args.bias;
+    prep.n = static_cast<int>(g.n);
+    const int64_t work = (d.copy_activations ? p.m * g.k_pad : 0) + (d.init_output ? p.m * g.n : 0);
+    prep_kernel<T><<<support_grid(work, plan.sm_count), 256, 0, stream>>>(prep);
+    SF_CHECK_LAUNCH("decode prep_kernel launch");
+    if (d.copy_activations) {
+      a = prep.a_out;
+      lda = g.k_pad;
+    }
+  }
+  if (reinterpret_cast<uintptr_t>(a) % 16 != 0) {
+    return invalid_argument("run: the decode tier reads activations in 16-byte vectors; A must be "
+                            "16-byte aligned (cudaMalloc memory is)");
+  }
+
+  DecodeParams params;
+  params.codes = static_cast<const uint8_t*>(w.codes);
+  params.scales = w.scales;
+  params.zero_fold = w.zero_fold;
+  params.a = a;
+  params.lda = lda;
+  params.y = args.y;
+  params.bias = d.epilogue == static_cast<int>(Epilogue::kStore) ? args.bias : nullptr;
+  params.partials = reinterpret_cast<float*>(ws + d.partials_offset);
+  params.m = m;
+  params.n = static_cast<int>(g.n);
+  params.k = static_cast<int>(g.k);
+  params.k_blocks = static_cast<int>(g.k_blocks);
+  params.n_pad = static_cast<int>(g.n_pad);
+  params.m_pad = m_pad;
+  params.group_shift = g.group_size == kChannelwise ? 30 : log2_exact(g.group_rows);
+  params.splits = d.splits;
+  params.epilogue = static_cast<Epilogue>(d.epilogue);
+  const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
+                  static_cast<unsigned>(d.m_groups));
+  SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d.token_tiles, grid, stream));
+
+  if (params.epilogue == Epilogue::kPartials) {
+    ReduceParams reduce;
+    reduce.partials = params.partials;
+    reduce.splits = d.splits;
+    reduce.n_pad = params.n_pad;
+    reduce.m_pad = m_pad;
+    reduce.m = m;
+    reduce.n = params.n;
+    reduce.bias = args.bias;
+    reduce.y = args.y;
+    reduce_kernel<T><<<support_grid(p.m * g.n, plan.sm_count), 256, 0, stream>>>(reduce);
+    SF_CHECK_LAUNCH("decode reduce_kernel launch");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream) {
+  return plan.problem.act_dtype == DType::kF16
+             ? run_typed<__half>(plan, args, workspace, stream)
+             : run_typed<__nv_bfloat16>(plan, args, workspace, stream);
+}
+
+}  // namespace sailfish::decode

@@ -1,0 +1,17 @@
+// Decode tier host side: the plan-time configuration and the launcher.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "sailfish/sailfish.h"
+
+namespace sailfish::decode {
+
+// Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and
+// sm_count must be set). Host only; queries the kernel's occupancy.
+Status plan_decode(Plan* plan);
+
+// Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
+Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);
+
+}  // namespace sailfish::decode

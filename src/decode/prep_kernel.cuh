@@ -1,0 +1,74 @@
+// Decode tier support kernels.
+//
+// prep_kernel, one launch before the main kernel when it is needed:
+//   - activations: A'[m][r] = A[m][perm[r]] (act-order) or A[m][r], zero past k, into a
+//     workspace copy with 16-byte aligned rows of k_pad columns;
+//   - output: Y = bias (or 0) when the main kernel adds its partial sums with red.global, so the
+//     bias is added exactly once. A kernel, not a memset: a captured cudaMemsetAsync may run on
+//     the copy engine and stall a graph.
+// reduce_kernel, after the main kernel in deterministic mode: Y = sum of the split partials in
+// split order + bias, the same order every run.
+#pragma once
+
+#include <cstdint>
+
+#include "decode/config.h"
+
+namespace sailfish::decode {
+
+struct PrepParams {
+  const void* a;  // [m][lda]
+  int64_t lda;
+  void* a_out;    // [m][k_pad], or null: no activation copy
+  const int32_t* perm;  // [k] or null
+  int32_t m, k, k_pad;
+  void* y;        // [m][n], or null: no output init
+  const void* bias;  // [n] or null (then Y = 0)
+  int32_t n;
+};
+
+template <typename T>
+__global__ void prep_kernel(const PrepParams p) {
+  const int64_t copies = p.a_out != nullptr ? int64_t(p.m) * p.k_pad : 0;
+  const int64_t inits = p.y != nullptr ? int64_t(p.m) * p.n : 0;
+  const T* a = static_cast<const T*>(p.a);
+  const T* bias = static_cast<const T*>(p.bias);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < copies + inits;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (i < copies) {
+      const int64_t row = i / p.k_pad;
+      const int col = static_cast<int>(i % p.k_pad);
+      T value = static_cast<T>(0.0f);
+      if (col < p.k) value = a[row * p.lda + (p.perm != nullptr ? __ldg(p.perm + col) : col)];
+      static_cast<T*>(p.a_out)[i] = value;
+    } else {
+      const int64_t j = i - copies;
+      static_cast<T*>(p.y)[j] = bias != nullptr ? bias[j % p.n] : static_cast<T>(0.0f);
+    }
+  }
+}
+
+struct ReduceParams {
+  const float* partials;  // [splits][n_pad][m_pad]
+  int32_t splits, n_pad, m_pad, m, n;
+  const void* bias;       // [n] or null
+  void* y;                // [m][n]
+};
+
+template <typename T>
+__global__ void reduce_kernel(const ReduceParams p) {
+  const int64_t total = int64_t(p.m) * p.n;
+  const T* bias = static_cast<const T*>(p.bias);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int token = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
+    float sum = 0.0f;
+    for (int s = 0; s < p.splits; ++s) {
+      sum += p.partials[(int64_t(s) * p.n_pad + col) * p.m_pad + token];
+    }
+    if (bias != nullptr) sum += static_cast<float>(bias[col]);
+    static_cast<T*>(p.y)[i] = static_cast<T>(sum);
+  }
+}
+
+}  // namespace sailfish::decode

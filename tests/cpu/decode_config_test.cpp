@@ -1,0 +1,66 @@
+// Decode-tier partition math (src/decode/config.h), proven on the CPU: splits tile the k-blocks
+// exactly, token tiles cover M, and the shared-memory formula fits the H200.
+#include <gtest/gtest.h>
+
+#include "decode/config.h"
+
+namespace sailfish::decode {
+namespace {
+
+TEST(DecodeConfig, SplitsTileEveryKBlockOnce) {
+  for (int64_t k_blocks : {1, 2, 3, 7, 64, 100, 448}) {
+    for (int splits = 1; splits <= 64; ++splits) {
+      std::vector<int> hits(static_cast<size_t>(k_blocks), 0);
+      for (int s = 0; s < splits; ++s) {
+        const int64_t begin = split_begin(k_blocks, splits, s);
+        const int64_t end = split_begin(k_blocks, splits, s + 1);
+        ASSERT_LE(begin, end);
+        for (int64_t kb = begin; kb < end; ++kb) ++hits[static_cast<size_t>(kb)];
+      }
+      for (int h : hits) ASSERT_EQ(h, 1) << k_blocks << " blocks, " << splits << " splits";
+    }
+  }
+}
+
+TEST(DecodeConfig, SplitCountWorkedExamples) {
+  // The worked example in config.h: H200, 4 CTAs/SM, N = K = 4096.
+  EXPECT_EQ(split_count(64, 1, 64, 132, 4), 9);
+  // Wide layers fill the machine with strips alone.
+  EXPECT_EQ(split_count(896, 1, 128, 132, 4), 1);
+  // Never below kMinBlocksPerSplit blocks per split, never below one split.
+  EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
+  EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
+  for (int64_t n_blocks : {1, 2, 64, 171}) {
+    for (int64_t k_blocks : {1, 5, 64, 448}) {
+      const int s = split_count(n_blocks, 1, k_blocks, 132, 6);
+      EXPECT_GE(s, 1);
+      EXPECT_LE(s, std::max<int64_t>(1, k_blocks / kMinBlocksPerSplit));
+    }
+  }
+}
+
+TEST(DecodeConfig, TokenTilesCoverM) {
+  for (int64_t m = 1; m <= 64; ++m) {
+    const int tiles = token_tiles_for(m);
+    EXPECT_GE(tiles * kTokensPerTile, m);
+    EXPECT_LE(tiles, kMaxTokenTiles);
+    // No tile count wastes a whole tile beyond the ones compiled.
+    EXPECT_TRUE(tiles == 1 || tiles == 2 || tiles == 3 || tiles == 4 || tiles == 6 || tiles == 8);
+  }
+  EXPECT_EQ(token_tiles_for(1), 1);
+  EXPECT_EQ(token_tiles_for(16), 2);
+  EXPECT_EQ(token_tiles_for(17), 3);
+  EXPECT_EQ(token_tiles_for(64), 8);
+}
+
+TEST(DecodeConfig, SharedMemoryFitsHopper) {
+  for (int bits : {4, 8}) {
+    for (int tiles : {1, 2, 3, 4, 6, 8}) {
+      EXPECT_LE(shared_bytes(bits, tiles), 227 * 1024);
+      EXPECT_EQ(stage_bytes(bits, tiles) % 16, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sailfish::decode
