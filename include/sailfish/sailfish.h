@@ -78,6 +78,10 @@ const char* tier_name(Tier tier);
 struct Options {
   std::optional<Tier> tier;                          // SAILFISH_TIER=auto|decode|prefill|dense
   std::optional<bool> deterministic;                 // SAILFISH_DETERMINISTIC=0|1 (default 0)
+  // Decode split-K epilogue: red.global.add of 16-bit partial sums into Y instead of fp32
+  // partials reduced in order. Rounds every partial to 16 bits (measured: up to ~3x the error of
+  // a plain bf16 GEMM), so it is off by default; ignored in deterministic mode.
+  std::optional<bool> atomic_epilogue;               // SAILFISH_ATOMIC_EPILOGUE=0|1 (default 0)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -103,7 +107,7 @@ struct DecodePlan {
   int token_tiles = 0;            // 8-token mma tiles per CTA (1, 2, 3, 4, 6 or 8)
   int m_groups = 0;               // CTAs along M (each 8 * token_tiles tokens)
   int splits = 0;                 // split-K depth
-  int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + reduce
+  int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + ordered reduce
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
   size_t activation_offset = 0;   // workspace offsets (bytes)
@@ -114,6 +118,7 @@ struct Plan {
   Problem problem;
   Tier tier = Tier::kDense;
   bool deterministic = false;
+  bool atomic_epilogue = false;  // decode split-K through red.global (never when deterministic)
   int device = 0;
   int sm_count = 0;
   // Dense tier: rows of W dequantized per chunk (== n_pad when not chunked).

@@ -19,6 +19,7 @@ Status env_tier(const char* name, std::optional<Tier>* out);
 struct ResolvedOptions {
   Tier tier = Tier::kAuto;
   bool deterministic = false;
+  bool atomic_epilogue = false;
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;
   int64_t dense_chunk_threshold_bytes = 0;

@@ -97,6 +97,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   Plan p;
   p.problem = problem;
   p.deterministic = resolved.deterministic;
+  p.atomic_epilogue = resolved.atomic_epilogue && !resolved.deterministic;
   if (device < 0) SF_CUDA_CHECK(cudaGetDevice(&device));
   int device_count = 0;
   SF_CUDA_CHECK(cudaGetDeviceCount(&device_count));

@@ -77,8 +77,8 @@ SF_HOST_DEVICE constexpr int64_t split_begin(int64_t k_blocks, int splits, int s
 // How partial sums leave a CTA.
 enum class Epilogue : int {
   kStore = 0,     // one split: Y = acc + bias, plain stores
-  kAtomic = 1,    // several splits: red.global.add into Y, which the prep kernel set to the bias
-  kPartials = 2,  // deterministic: fp32 partials to the workspace, summed in order by a reduce
+  kAtomic = 1,    // several splits, opt-in: red.global.add into Y, which prep set to the bias
+  kPartials = 2,  // several splits (default): fp32 partials, summed in split order by a reduce
 };
 
 }  // namespace sailfish::decode

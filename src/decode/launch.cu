@@ -62,13 +62,16 @@ Status plan_decode(Plan* plan) {
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   d.copy_activations = p.act_order || g.k % 8 != 0;
+  // Several splits: fp32 partials summed in split order by the reduce kernel (deterministic, one
+  // rounding to 16 bits) unless the red.global epilogue was asked for; it rounds every partial
+  // sum to 16 bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
   if (d.splits == 1) {
     d.epilogue = static_cast<int>(Epilogue::kStore);
-  } else if (plan->deterministic) {
-    d.epilogue = static_cast<int>(Epilogue::kPartials);
-  } else {
+  } else if (plan->atomic_epilogue) {
     d.epilogue = static_cast<int>(Epilogue::kAtomic);
     d.init_output = true;
+  } else {
+    d.epilogue = static_cast<int>(Epilogue::kPartials);
   }
   size_t offset = 0;
   d.activation_offset = offset;

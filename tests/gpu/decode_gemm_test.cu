@@ -14,10 +14,11 @@ namespace {
 using testing::GemmCase;
 using testing::RandomWeightSpec;
 
-Options decode_options(bool deterministic = false) {
+Options decode_options(bool deterministic = false, bool atomic = false) {
   Options o;
   o.tier = Tier::kDecode;
   o.deterministic = deterministic;
+  o.atomic_epilogue = atomic;
   return o;
 }
 
@@ -70,13 +71,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Range(0, 6), ::testing::Values(16, 32, 64, 128, 256, -1),
                        ::testing::Bool(), ::testing::Values(DType::kF16, DType::kBF16)));
 
-// Every M of the issue's list (every token-tile count, several M groups past 64), both epilogue
-// families (red.global and deterministic partials), both widths and types.
+// Every M of the issue's list (every token-tile count, several M groups past 64), both split
+// epilogues (ordered fp32 partials, the default; red.global, opt-in, with its rounding allowance),
+// both widths and types.
 class DecodeMSweep : public ::testing::TestWithParam<std::tuple<int, DType, bool>> {};
 
 TEST_P(DecodeMSweep, EveryM) {
   SF_SKIP_WITHOUT_GPU();
-  const auto [bits, dtype, deterministic] = GetParam();
+  const auto [bits, dtype, atomic] = GetParam();
   std::mt19937_64 rng(testing::test_seed() + 202);
   RandomWeightSpec spec;
   spec.n = 136;
@@ -95,7 +97,8 @@ TEST_P(DecodeMSweep, EveryM) {
     c.dtype = dtype;
     c.m = m;
     c.bias = true;
-    c.options = decode_options(deterministic);
+    c.options = decode_options(false, atomic);
+    c.allow_split_rounding = atomic;
     const auto r = testing::run_and_check(c, rng());
     EXPECT_TRUE(r.ok) << r.message;
   }
@@ -105,6 +108,24 @@ INSTANTIATE_TEST_SUITE_P(BitsTypesModes, DecodeMSweep,
                          ::testing::Combine(::testing::Values(4, 8),
                                             ::testing::Values(DType::kF16, DType::kBF16),
                                             ::testing::Bool()));
+
+// The default split epilogue is deterministic too: bitwise identical run to run.
+TEST(DecodeDeterminism, DefaultEpilogueIsBitwiseStable) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 206);
+  RandomWeightSpec spec;
+  spec.n = 256;
+  spec.k = 8192;
+  GemmCase c;
+  c.weight = testing::random_weight(rng, spec);
+  c.m = 3;
+  c.options = decode_options();
+  c.repeats = 5;
+  const auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_GT(r.splits, 1);
+  EXPECT_TRUE(r.bitwise_stable) << "the ordered-partials epilogue changed bits between runs";
+}
 
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.
 TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {

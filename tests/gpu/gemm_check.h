@@ -21,6 +21,9 @@ struct GemmCase {
   bool bias = false;
   Options options;
   int repeats = 1;  // > 1: run again on a re-poisoned output and compare the bits
+  // The red.global epilogue rounds each split's partial sum to 16 bits: allow half an output ulp
+  // (at the largest magnitude) per split on top of the rule.
+  bool allow_split_rounding = false;
 };
 
 struct GemmCheckResult {
@@ -30,6 +33,7 @@ struct GemmCheckResult {
   double plain_error = 0;  // plain same-precision implementation vs float64
   Tier tier = Tier::kAuto;
   bool bitwise_stable = true;  // every repeat produced the same bits
+  int splits = 1;              // decode split-K depth the plan chose
 };
 
 // Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws
