@@ -82,6 +82,9 @@ struct Options {
   // partials reduced in order. Rounds every partial to 16 bits (measured: up to ~3x the error of
   // a plain bf16 GEMM), so it is off by default; ignored in deterministic mode.
   std::optional<bool> atomic_epilogue;               // SAILFISH_ATOMIC_EPILOGUE=0|1 (default 0)
+  // Launch decode kernels with programmatic dependent launch (Hopper), so their weight stream
+  // starts while the previous kernel in the stream drains.
+  std::optional<bool> programmatic_dependent_launch;  // SAILFISH_PDL=0|1 (default 1)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -119,6 +122,7 @@ struct Plan {
   Tier tier = Tier::kDense;
   bool deterministic = false;
   bool atomic_epilogue = false;  // decode split-K through red.global (never when deterministic)
+  bool programmatic_dependent_launch = true;
   int device = 0;
   int sm_count = 0;
   // Dense tier: rows of W dequantized per chunk (== n_pad when not chunked).
@@ -156,5 +160,11 @@ struct RunArgs {
 // Enqueues the product on stream. No allocation, no synchronization.
 Status run(const Plan& plan, const RunArgs& args, void* workspace, size_t workspace_bytes,
            const Context& context, cudaStream_t stream);
+
+// Dequantizes a whole packed weight into out[n_pad][ld] (ld >= k_pad, a multiple of 8; rows past n
+// and columns past k are padding; act-order columns land at their
+// input positions), in the weight's scale dtype: the dense tier's first step, for callers that
+// want the fp16/bf16 weight itself. Enqueued on stream; no allocation, no synchronization.
+Status dequantize(const DeviceWeight& weight, void* out, int64_t ld, cudaStream_t stream);
 
 }  // namespace sailfish

@@ -70,6 +70,9 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.deterministic = options.deterministic.value_or(flag.value_or(false));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_ATOMIC_EPILOGUE", &flag));
   r.atomic_epilogue = options.atomic_epilogue.value_or(flag.value_or(false));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_PDL", &flag));
+  r.programmatic_dependent_launch =
+      options.programmatic_dependent_launch.value_or(flag.value_or(true));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 

@@ -98,6 +98,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   p.problem = problem;
   p.deterministic = resolved.deterministic;
   p.atomic_epilogue = resolved.atomic_epilogue && !resolved.deterministic;
+  p.programmatic_dependent_launch = resolved.programmatic_dependent_launch;
   if (device < 0) SF_CUDA_CHECK(cudaGetDevice(&device));
   int device_count = 0;
   SF_CUDA_CHECK(cudaGetDeviceCount(&device_count));

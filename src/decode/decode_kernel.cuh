@@ -24,6 +24,7 @@
 
 #include "common/dequant.cuh"
 #include "common/ptx/cp_async.cuh"
+#include "common/ptx/griddepcontrol.cuh"
 #include "common/ptx/ldmatrix.cuh"
 #include "common/ptx/mma_sync.cuh"
 #include "common/ptx/red_global.cuh"
@@ -112,21 +113,15 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const T* folds = static_cast<const T*>(p.zero_fold);
   const int run_offset = (warp * 32 + lane) * kRunBytes;
 
-  auto issue_stage = [&](int index, int slot) {
+  // A stage is issued in two parts: the weight run and scale rows (which no earlier kernel
+  // writes) and the activation slice (which the previous kernel may still be producing).
+  auto issue_weights = [&](int index, int slot) {
     const int kb = kb_begin + index;
     const uint32_t stage = smem_base + slot * kStage;
     const uint8_t* block = p.codes + (int64_t(strip) * p.k_blocks + kb) * kW;
 #pragma unroll
     for (int c = 0; c < kRunBytes / 16; ++c) {
       gpu::cp_async_16(stage + run_offset + 16 * c, block + run_offset + 16 * c);
-    }
-#pragma unroll
-    for (int c = threadIdx.x; c < kTiles * kTokensPerTile * 8; c += kThreads) {
-      const int row = c / 8, chunk = c % 8;
-      const int token = token0 + row, column = kb * 64 + chunk * 8;
-      const bool valid = token < p.m && column < p.k;
-      const T* src = valid ? act + int64_t(token) * p.lda + column : act;
-      gpu::cp_async_16(stage + kW + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
     }
     const int g0 = (kb * 64) >> p.group_shift;
     const int t = threadIdx.x;
@@ -140,6 +135,18 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
                        folds + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
     }
   };
+  auto issue_activations = [&](int index, int slot) {
+    const int kb = kb_begin + index;
+    const uint32_t stage = smem_base + slot * kStage;
+#pragma unroll
+    for (int c = threadIdx.x; c < kTiles * kTokensPerTile * 8; c += kThreads) {
+      const int row = c / 8, chunk = c % 8;
+      const int token = token0 + row, column = kb * 64 + chunk * 8;
+      const bool valid = token < p.m && column < p.k;
+      const T* src = valid ? act + int64_t(token) * p.lda + column : act;
+      gpu::cp_async_16(stage + kW + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
+    }
+  };
 
   float acc[kTiles][4];
 #pragma unroll
@@ -148,13 +155,22 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     for (int i = 0; i < 4; ++i) acc[tt][i] = 0.0f;
   }
 
-  // Fill kStages - 1 stages; every iteration then commits exactly one group (possibly empty),
-  // so wait_group<kStages - 2> always means "the oldest stage has landed".
+  // Fill kStages - 1 stages. The weights of all of them go first, before waiting for the
+  // previous kernel (programmatic dependent launch: the weight stream starts while it drains), so
+  // they join commit group 0; group i then holds stage i's activations. Every iteration commits
+  // exactly one group (possibly empty), so wait_group<kStages - 2> always means "stage i and
+  // everything before it have landed".
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    if (i < num_blocks) issue_stage(i, i);
+    if (i < num_blocks) issue_weights(i, i);
+  }
+  gpu::wait_for_previous_grid();
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < num_blocks) issue_activations(i, i);
     gpu::cp_async_commit();
   }
+  gpu::allow_next_grid();
 
   const int row_in_strip = warp * 16 + lane / 4;  // A-fragment row g of this warp's n16 group
   int read_slot = 0, write_slot = kStages - 1;
@@ -164,7 +180,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     // and the scale rows read bytes other lanes copied) and guarantees that stage i - 1, whose
     // slot the next copy overwrites, is no longer being read.
     __syncthreads();
-    if (i + kStages - 1 < num_blocks) issue_stage(i + kStages - 1, write_slot);
+    if (i + kStages - 1 < num_blocks) {
+      issue_weights(i + kStages - 1, write_slot);
+      issue_activations(i + kStages - 1, write_slot);
+    }
     gpu::cp_async_commit();
 
     const uint8_t* stage = smem + read_slot * kStage;

@@ -11,7 +11,7 @@
 namespace sailfish::decode {
 
 template <typename T, int kBits>
-Status launch_main_kernel(const DecodeParams& params, int token_tiles, dim3 grid,
+Status launch_main_kernel(const DecodeParams& params, int token_tiles, dim3 grid, bool pdl,
                           cudaStream_t stream);
 
 // CTAs of the kernel that fit on one SM.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
+#include "common/launch.cuh"
 #include "decode/config.h"
 #include "decode/kernel_instances.h"
 #include "decode/launch.h"
@@ -27,9 +28,10 @@ Status occupancy_for(int bits, int tiles, int* ctas) {
 }
 
 template <typename T>
-Status launch_for(int bits, const DecodeParams& params, int tiles, dim3 grid, cudaStream_t stream) {
-  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, grid, stream)
-                   : launch_main_kernel<T, 8>(params, tiles, grid, stream);
+Status launch_for(int bits, const DecodeParams& params, int tiles, dim3 grid, bool pdl,
+                  cudaStream_t stream) {
+  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, grid, pdl, stream)
+                   : launch_main_kernel<T, 8>(params, tiles, grid, pdl, stream);
 }
 
 int support_grid(int64_t elements, int sm_count) {
@@ -97,6 +99,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   char* ws = static_cast<char*>(workspace);
   const int m = static_cast<int>(p.m);
   const int m_pad = d.m_groups * d.token_tiles * kTokensPerTile;
+  const bool pdl = plan.programmatic_dependent_launch;
 
   const void* a = args.a;
   int64_t lda = g.k;
@@ -113,8 +116,8 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
     prep.bias = args.bias;
     prep.n = static_cast<int>(g.n);
     const int64_t work = (d.copy_activations ? p.m * g.k_pad : 0) + (d.init_output ? p.m * g.n : 0);
-    prep_kernel<T><<<support_grid(work, plan.sm_count), 256, 0, stream>>>(prep);
-    SF_CHECK_LAUNCH("decode prep_kernel launch");
+    SF_RETURN_IF_ERROR(gpu::launch(prep_kernel<T>, dim3(support_grid(work, plan.sm_count)),
+                                   dim3(256), 0, stream, pdl, "decode prep_kernel launch", prep));
     if (d.copy_activations) {
       a = prep.a_out;
       lda = g.k_pad;
@@ -145,7 +148,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.epilogue = static_cast<Epilogue>(d.epilogue);
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
-  SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d.token_tiles, grid, stream));
+  SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d.token_tiles, grid, pdl, stream));
 
   if (params.epilogue == Epilogue::kPartials) {
     ReduceParams reduce;
@@ -157,8 +160,9 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
     reduce.n = params.n;
     reduce.bias = args.bias;
     reduce.y = args.y;
-    reduce_kernel<T><<<support_grid(p.m * g.n, plan.sm_count), 256, 0, stream>>>(reduce);
-    SF_CHECK_LAUNCH("decode reduce_kernel launch");
+    SF_RETURN_IF_ERROR(gpu::launch(reduce_kernel<T>, dim3(support_grid(p.m * g.n, plan.sm_count)),
+                                   dim3(256), 0, stream, pdl, "decode reduce_kernel launch",
+                                   reduce));
   }
   return Status();
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "common/ptx/griddepcontrol.cuh"
 #include "decode/config.h"
 
 namespace sailfish::decode {
@@ -33,6 +34,8 @@ __global__ void prep_kernel(const PrepParams p) {
   const int64_t inits = p.y != nullptr ? int64_t(p.m) * p.n : 0;
   const T* a = static_cast<const T*>(p.a);
   const T* bias = static_cast<const T*>(p.bias);
+  gpu::wait_for_previous_grid();
+  gpu::allow_next_grid();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < copies + inits;
        i += int64_t(gridDim.x) * blockDim.x) {
     if (i < copies) {
@@ -59,6 +62,8 @@ template <typename T>
 __global__ void reduce_kernel(const ReduceParams p) {
   const int64_t total = int64_t(p.m) * p.n;
   const T* bias = static_cast<const T*>(p.bias);
+  gpu::wait_for_previous_grid();
+  gpu::allow_next_grid();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x) {
     const int token = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);

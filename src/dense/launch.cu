@@ -72,3 +72,29 @@ Status launch_dequantize(const DeviceWeight& weight, int64_t row_begin, int64_t 
 }
 
 }  // namespace sailfish::dense
+
+namespace sailfish {
+
+Status dequantize(const DeviceWeight& weight, void* out, int64_t ld, cudaStream_t stream) {
+  const PackedGeometry& geo = weight.geometry;
+  PackedGeometry check;
+  SF_RETURN_IF_ERROR(PackedGeometry::make(geo.n, geo.k, geo.bits, geo.group_size, &check));
+  if (weight.codes == nullptr || weight.scales == nullptr || out == nullptr) {
+    return invalid_argument("dequantize: weight codes, scales and out must be non-null");
+  }
+  if (weight.zero_kind != ZeroPointKind::kNone && weight.zero_fold == nullptr) {
+    return invalid_argument("dequantize: the weight has zero points but zero_fold is null");
+  }
+  if (ld < geo.k_pad || ld % 8 != 0 || reinterpret_cast<uintptr_t>(out) % 16 != 0) {
+    return invalid_argument("dequantize: ld is ", ld, "; it must be a multiple of 8 and at least "
+                            "k_pad = ", geo.k_pad, ", and out 16-byte aligned (the kernel writes "
+                            "whole 64-column blocks as 16-byte vectors)");
+  }
+  int device = 0, sm_count = 0;
+  SF_CUDA_CHECK(cudaGetDevice(&device));
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  // The kernel writes all n_pad rows: out must hold them (documented for callers as [n_pad][ld]).
+  return dense::launch_dequantize(weight, 0, geo.n_pad, out, ld, sm_count, stream);
+}
+
+}  // namespace sailfish

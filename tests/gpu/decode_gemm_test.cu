@@ -189,3 +189,32 @@ TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
 
 }  // namespace
 }  // namespace sailfish
+
+namespace sailfish {
+namespace {
+
+// Programmatic dependent launch on (the default) and off give the same, correct result, also when
+// runs follow each other on one stream (the second run's weight loads overlap the first's tail).
+TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 207);
+  testing::RandomWeightSpec spec;
+  spec.n = 192;
+  spec.k = 4096;
+  spec.act_order = true;  // prep kernel -> main kernel -> reduce kernel, all chained
+  for (bool pdl : {true, false}) {
+    testing::GemmCase c;
+    c.weight = testing::random_weight(rng, spec);
+    c.m = 5;
+    c.bias = true;
+    c.options.tier = Tier::kDecode;
+    c.options.programmatic_dependent_launch = pdl;
+    c.repeats = 3;
+    const auto r = testing::run_and_check(c, rng());
+    EXPECT_TRUE(r.ok) << "pdl=" << pdl << ": " << r.message;
+    EXPECT_TRUE(r.bitwise_stable);
+  }
+}
+
+}  // namespace
+}  // namespace sailfish
