@@ -85,6 +85,8 @@ struct Options {
   // Launch decode kernels with programmatic dependent launch (Hopper), so their weight stream
   // starts while the previous kernel in the stream drains.
   std::optional<bool> programmatic_dependent_launch;  // SAILFISH_PDL=0|1 (default 1)
+  // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
+  std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)

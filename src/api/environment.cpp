@@ -85,6 +85,11 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.dense_chunk_threshold_bytes = options.dense_chunk_threshold_bytes.value_or(
       number.value_or(dense::kDefaultChunkThresholdBytes));
 
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_SPLITS", 1, &number));
+  r.decode_splits = options.decode_splits.has_value() ? options.decode_splits : number;
+  if (r.decode_splits.has_value() && *r.decode_splits < 1) {
+    return invalid_argument("decode_splits is ", *r.decode_splits, "; must be >= 1");
+  }
   if (r.dense_min_m.has_value() && *r.dense_min_m < 1) {
     return invalid_argument("dense_min_m is ", *r.dense_min_m, "; must be >= 1");
   }

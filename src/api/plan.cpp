@@ -129,7 +129,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
       break;
   }
   if (p.tier == Tier::kDecode) {
-    SF_RETURN_IF_ERROR(decode::plan_decode(&p));
+    SF_RETURN_IF_ERROR(decode::plan_decode(resolved.decode_splits, &p));
   } else {
     plan_dense(resolved, &p);
   }

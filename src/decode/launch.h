@@ -3,13 +3,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
+
 #include "sailfish/sailfish.h"
 
 namespace sailfish::decode {
 
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and
 // sm_count must be set). Host only; queries the kernel's occupancy.
-Status plan_decode(Plan* plan);
+// forced_splits: a split-K depth to use instead of the heuristic (clamped to the k-blocks).
+Status plan_decode(std::optional<int64_t> forced_splits, Plan* plan);
 
 // Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
 Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);
