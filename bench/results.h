@@ -1,0 +1,69 @@
+// What one run produces: the run's metadata and one row per (shape, M, requested tier). The JSON
+// writer (json_output.h) and the table printer (table.h) read these; docs/BENCH.md documents every
+// field under its JSON name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device_info.h"
+#include "options.h"
+#include "read_bandwidth.h"
+#include "spot_check.h"
+
+namespace sailfish::bench {
+
+enum class RowStatus {
+  kOk,           // measured and checked
+  kCheckFailed,  // measured, but the correctness check failed (the run exits nonzero)
+  kUnsupported,  // plan() declined this (shape, M, tier): not a failure
+  kError,        // an error stopped this row (the run exits nonzero)
+};
+const char* row_status_name(RowStatus status);
+
+struct RowResult {
+  std::string shape;
+  int64_t k = 0, n = 0, m = 0;
+  std::string tier_requested;
+  std::string tier;    // the tier the plan chose
+  std::string reason;  // plan.reason
+  std::optional<bool> deterministic;
+  RowStatus status = RowStatus::kOk;
+  std::string message;  // why a row is not ok
+
+  // Sailfish.
+  std::optional<double> us, tbps, tflops, pct_roofline;
+  std::optional<double> replay_min_ms, replay_median_ms, replay_max_ms;
+  int launches = 0;
+  int weight_copies = 0;
+  size_t workspace_bytes = 0;
+  CheckResult check;
+  bool checked = false;
+  std::optional<int64_t> graph_nonfinite;  // NaN/Inf in the output after the timed replays
+  std::optional<double> sm_clock_mhz;      // sampled right after the Sailfish timing
+
+  // The row's problem.
+  double bytes = 0.0, weight_bytes = 0.0, flops = 0.0;
+  double roofline_us = 0.0;
+
+  // Baselines of the same (shape, M), shared by every tier row of it.
+  std::optional<double> cublas_us, ratio_vs_cublas;  // cublas_us / us: > 1 is faster than cuBLAS
+  int cublas_launches = 0, cublas_copies = 0;
+  std::optional<bool> cublas_check_passed;
+  std::optional<double> floor_us, ratio_to_floor;  // us / floor_us: 1 is the floor
+};
+
+struct RunInfo {
+  std::string timestamp_utc;
+  std::string git_revision;
+  DeviceInfo device;
+  ReadBandwidth read_bw;
+  double roofline_read_tbps = 0.0;  // read_bw.tbps, or --roofline-read-bw when given
+  BenchOptions options;
+  int baseline_failures = 0;
+  std::optional<std::string> fatal_error;
+};
+
+}  // namespace sailfish::bench
