@@ -58,6 +58,7 @@ void plan_dense(const api::ResolvedOptions& options, Plan* plan) {
   const bool chunked = options.dense_force_chunked ||
                        (full_bytes > options.dense_chunk_threshold_bytes && g.n_pad > 2 * chunk);
   plan->dense_chunk_rows = chunked ? std::min(chunk, g.n_pad) : g.n_pad;
+  // chunk x k_pad elements either way: [chunk][k_pad], or [k][chunk] transposed for act-order.
   plan->workspace_bytes =
       align_up(static_cast<size_t>(plan->dense_chunk_rows * g.k_pad * 2), 256) +
       static_cast<size_t>(dense::kCublasWorkspaceBytes);

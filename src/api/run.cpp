@@ -73,16 +73,20 @@ Status run_dense(const Plan& plan, const RunArgs& args, void* workspace, const C
   const size_t scratch_bytes = (static_cast<size_t>(chunk * g.k_pad * 2) + 255) / 256 * 256;
   void* cublas_workspace = scratch + scratch_bytes;
   const int elem = dtype_bytes(p.act_dtype);
+  // Act-order weights dequantize transposed, [k][chunk] (dense/dequantize_kernel.cuh).
+  const bool transposed = args.weight->perm != nullptr;
+  const int64_t ld_w = transposed ? chunk : g.k_pad;
   for (int64_t row = 0; row < g.n; row += chunk) {
     const int64_t rows = std::min(chunk, g.n_pad - row);
     SF_RETURN_IF_ERROR(
-        dense::launch_dequantize(*args.weight, row, rows, scratch, g.k_pad, plan.sm_count, stream));
+        dense::launch_dequantize(*args.weight, row, rows, scratch, ld_w, plan.sm_count, stream));
     dense::DenseGemmArgs gemm;
     gemm.a = args.a;
     gemm.m = p.m;
     gemm.k = g.k;
     gemm.w_chunk = scratch;
-    gemm.ld_w = g.k_pad;
+    gemm.ld_w = ld_w;
+    gemm.w_transposed = transposed;
     gemm.bias = args.bias ? static_cast<const char*>(args.bias) + row * elem : nullptr;
     gemm.y = static_cast<char*>(args.y) + row * elem;
     gemm.cols = std::min(chunk, g.n - row);

@@ -4,7 +4,8 @@
 //
 // Row-major Y[m][n] = A[m][k] . W[n][k]^T is, in cuBLAS's column-major terms,
 //   C (n x m, ld = ld_y) = op_T(W as k x n, ld = ld_w) . (A as k x m, ld = k),
-// and the bias (length n) runs down C's rows, which is what CUBLASLT_EPILOGUE_BIAS adds.
+// and the bias (length n) runs down C's rows, which is what CUBLASLT_EPILOGUE_BIAS adds. A
+// transposed scratch Wt[k][n] is W as n x k column-major (ld = ld_w), used without op_T.
 #include "common/cuda_check.h"
 #include "dense/launch.h"
 
@@ -17,7 +18,8 @@ Status cublaslt_gemm(void* cublaslt_handle, const DenseGemmArgs& args, cudaStrea
   cublasLtMatmulDescOpaque_t desc_storage;
   auto desc = reinterpret_cast<cublasLtMatmulDesc_t>(&desc_storage);
   SF_CUBLAS_CHECK(cublasLtMatmulDescInit(desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  const cublasOperation_t trans = args.w_transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t no_trans = CUBLAS_OP_N;
   SF_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
   SF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans,
@@ -36,7 +38,11 @@ Status cublaslt_gemm(void* cublaslt_handle, const DenseGemmArgs& args, cudaStrea
   auto w_layout = reinterpret_cast<cublasLtMatrixLayout_t>(&w_storage);
   auto a_layout = reinterpret_cast<cublasLtMatrixLayout_t>(&a_storage);
   auto c_layout = reinterpret_cast<cublasLtMatrixLayout_t>(&c_storage);
-  SF_CUBLAS_CHECK(cublasLtMatrixLayoutInit(w_layout, type, args.k, args.cols, args.ld_w));
+  if (args.w_transposed) {
+    SF_CUBLAS_CHECK(cublasLtMatrixLayoutInit(w_layout, type, args.cols, args.k, args.ld_w));
+  } else {
+    SF_CUBLAS_CHECK(cublasLtMatrixLayoutInit(w_layout, type, args.k, args.cols, args.ld_w));
+  }
   SF_CUBLAS_CHECK(cublasLtMatrixLayoutInit(a_layout, type, args.k, args.m, args.k));
   SF_CUBLAS_CHECK(cublasLtMatrixLayoutInit(c_layout, type, args.cols, args.m, args.ld_y));
 

@@ -9,8 +9,10 @@
 // into a padded shared tile. After a barrier the tile leaves as 16-byte row vectors.
 //
 // Act-order: packed column r belongs to input column perm[r]; the kernel writes it there, so the
-// GEMM consumes activations unpermuted (the scattered 2-byte stores cost bandwidth; only
-// act-order weights pay it).
+// GEMM consumes activations unpermuted. Scattering columns of a row-major W would mean 2-byte
+// stores a row apart, so act-order weights are written transposed instead, Wt[k][n] (the tile is
+// staged [k][n] in shared memory): packed column r becomes row perm[r] of Wt, 64 contiguous n
+// values, and every store is again a full 16-byte vector. cuBLASLt reads Wt without a transpose.
 //
 // Shared memory: one 64 x 72 tile, 9 KB (dense/config.h).
 #pragma once
@@ -27,7 +29,7 @@ struct DequantizeParams {
   const void* scales;        // [scale_rows][n_pad]
   const void* zero_fold;     // [scale_rows][n_pad] or null
   const int32_t* perm;       // [k] or null
-  void* out;                 // scratch [n_end - n_begin][ld]
+  void* out;                 // scratch [n_end - n_begin][ld], or [k][ld] transposed (act-order)
   int64_t ld;                // scratch leading dimension (elements)
   int64_t n_pad;
   int32_t k;                 // logical k (act-order writes stop there)
@@ -109,7 +111,12 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
           }
           const int row = warp * 16 + row_in_group + 8 * h;
           const int col = 16 * s + 8 * kh + pair_col;
-          *reinterpret_cast<P*>(&tile[row * kTileStride + col]) = w;
+          if constexpr (kActOrder) {  // tile[k][n]: the pair's two k values are two rows
+            tile[col * kTileStride + row] = w.x;
+            tile[(col + 1) * kTileStride + row] = w.y;
+          } else {
+            *reinterpret_cast<P*>(&tile[row * kTileStride + col]) = w;
+          }
         }
       }
     }
@@ -121,15 +128,14 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
       const int vec = threadIdx.x + i * kThreads;
       const int row = vec / 8, chunk = vec % 8;
       const uint4 value = *reinterpret_cast<const uint4*>(&tile[row * kTileStride + chunk * 8]);
-      T* dst_row = out + (int64_t(nb) * kTileRows + row) * p.ld;
-      if constexpr (kActOrder) {
-        const T* v = reinterpret_cast<const T*>(&value);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const int r = kb * kTileCols + chunk * 8 + e;
-          if (r < p.k) dst_row[__ldg(p.perm + r)] = v[e];
+      if constexpr (kActOrder) {  // tile row = packed column kb * 64 + row -> Wt row perm[...]
+        const int r = kb * kTileCols + row;
+        if (r < p.k) {
+          T* dst = out + int64_t(__ldg(p.perm + r)) * p.ld + int64_t(nb) * kTileRows + chunk * 8;
+          *reinterpret_cast<uint4*>(dst) = value;
         }
       } else {
+        T* dst_row = out + (int64_t(nb) * kTileRows + row) * p.ld;
         *reinterpret_cast<uint4*>(dst_row + int64_t(kb) * kTileCols + chunk * 8) = value;
       }
     }

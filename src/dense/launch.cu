@@ -85,6 +85,10 @@ Status dequantize(const DeviceWeight& weight, void* out, int64_t ld, cudaStream_
   if (weight.zero_kind != ZeroPointKind::kNone && weight.zero_fold == nullptr) {
     return invalid_argument("dequantize: the weight has zero points but zero_fold is null");
   }
+  if (weight.perm != nullptr) {
+    return unsupported("dequantize: act-order weights dequantize transposed inside the dense "
+                       "tier only; this entry point writes the unpermuted row-major form");
+  }
   if (ld < geo.k_pad || ld % 8 != 0 || reinterpret_cast<uintptr_t>(out) % 16 != 0) {
     return invalid_argument("dequantize: ld is ", ld, "; it must be a multiple of 8 and at least "
                             "k_pad = ", geo.k_pad, ", and out 16-byte aligned (the kernel writes "

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One round on a GPU host (the device tool): build, test, benchmark, in as few minutes as possible.
+# Logs and JSON go to $OUT (or out/); the last lines printed are a short summary.
+#   scripts/device_round.sh build tests dequant decode-sweep dense-large bench-default
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+build=$root/build
+mkdir -p "$out"
+summary=$out/summary.txt
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+bench() { "$build/bench/sailfish_bench" "$@"; }
+
+for stage in "$@"; do
+  case "$stage" in
+    build)
+      cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DSAILFISH_DEPS_DIR="$root/.deps" > "$out/cmake.log" 2>&1 &&
+        cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1
+      rc=$?
+      note "build: rc=$rc"
+      [ $rc -eq 0 ] || { tail -40 "$out/build.log"; exit 1; } ;;
+    tests)
+      "$build/tests/sailfish_gpu_tests" --gtest_brief=1 > "$out/gpu_tests.log" 2>&1
+      note "gpu tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests.log" | head -3 | tr '\n' ' ')"
+      grep -E "Failure" -A3 "$out/gpu_tests.log" | head -30 ;;
+    conformance)
+      python3 "$root/tests/oracle/test_matmul_nbits_gpu.py" --lib "$build/src/libsailfish_c.so" \
+        > "$out/conformance.log" 2>&1
+      note "matmul_nbits conformance: rc=$? $(tail -1 "$out/conformance.log")" ;;
+    dequant)
+      "$build/bench/sailfish_dequant_bench" > "$out/dequant.log" 2>&1
+      note "dequant bench: rc=$?"; cat "$out/dequant.log" | tee -a "$summary" ;;
+    decode-sweep)
+      # The decode tier at M = 1 and 16 on every default shape: heuristic, forced split depths,
+      # and without programmatic dependent launch.
+      bench --tiers decode -m 1,16 --json "$out/decode_auto.json" > "$out/decode_auto.log" 2>&1
+      for s in 1 2 4 8; do
+        SAILFISH_DECODE_SPLITS=$s bench --tiers decode -m 1,16 --no-cublas \
+          --json "$out/decode_s$s.json" > "$out/decode_s$s.log" 2>&1
+      done
+      SAILFISH_PDL=0 bench --tiers decode -m 1,16 --no-cublas --json "$out/decode_nopdl.json" \
+        > "$out/decode_nopdl.log" 2>&1
+      note "decode sweep done" ;;
+    dense-large)
+      bench --tiers dense,auto -m 256,1024,4096 --json "$out/dense_large.json" \
+        > "$out/dense_large.log" 2>&1
+      note "dense large: rc=$?" ;;
+    bench-default)
+      bench --json "$out/bench_default.json" > "$out/bench_default.log" 2>&1
+      note "bench default: rc=$?" ;;
+    *) note "unknown stage $stage"; exit 2 ;;
+  esac
+done
