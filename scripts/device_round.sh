@@ -33,15 +33,22 @@ for stage in "$@"; do
       "$build/bench/sailfish_dequant_bench" > "$out/dequant.log" 2>&1
       note "dequant bench: rc=$?"; cat "$out/dequant.log" | tee -a "$summary" ;;
     decode-sweep)
-      # The decode tier at M = 1 and 16 on every default shape: heuristic, forced split depths,
-      # and without programmatic dependent launch.
-      bench --tiers decode -m 1,16 --json "$out/decode_auto.json" > "$out/decode_auto.log" 2>&1
-      for s in 1 2 4 8; do
+      # The decode tier on every default shape: the heuristic (with cuBLAS alongside), forced split
+      # depths, the red.global epilogue, no programmatic dependent launch, int8; then the
+      # decode/dense crossover.
+      bench --tiers decode -m 1,16,32,64 --json "$out/decode_auto.json" > "$out/decode_auto.log" 2>&1
+      for s in 4 8; do
         SAILFISH_DECODE_SPLITS=$s bench --tiers decode -m 1,16 --no-cublas \
           --json "$out/decode_s$s.json" > "$out/decode_s$s.log" 2>&1
       done
+      SAILFISH_ATOMIC_EPILOGUE=1 bench --tiers decode -m 1,16 --no-cublas \
+        --json "$out/decode_atomic.json" > "$out/decode_atomic.log" 2>&1
       SAILFISH_PDL=0 bench --tiers decode -m 1,16 --no-cublas --json "$out/decode_nopdl.json" \
         > "$out/decode_nopdl.log" 2>&1
+      bench --tiers decode -m 1,16 --bits 8 --json "$out/decode_int8.json" \
+        > "$out/decode_int8.log" 2>&1
+      bench --tiers decode,dense -m 64,128,256 --no-cublas --json "$out/crossover.json" \
+        > "$out/crossover.log" 2>&1
       note "decode sweep done" ;;
     dense-large)
       bench --tiers dense,auto -m 256,1024,4096 --json "$out/dense_large.json" \

@@ -13,8 +13,9 @@
 //     the same commit group; tokens >= M and columns >= K are zero-filled by cp.async;
 //   - scales (and zero folds) of the block's groups, 128 bytes per scale row.
 // Compute per block and warp: one 16-byte shared load of the lane's run, LOP3 dequantization
-// (common/dequant.cuh), one fused multiply-add per pair for scale and zero point, one mma per
-// (k16 slice, token tile) with ldmatrix.x4 activation fragments shared by two k16 slices.
+// (common/dequant.cuh) to exact q - bias pairs, one mma per (k16 slice, token tile) with
+// ldmatrix.x4 activation fragments shared by two k16 slices; scales multiply the fp32 partial
+// sums once per group (weights with zero points: one fused multiply-add per pair instead).
 //
 // Shared memory: kStages * stage_bytes(kBits, kTiles) (config.h): 16 KB (int4, 8 tokens) to
 // 53 KB (int8, 64 tokens).
@@ -148,12 +149,31 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     }
   };
 
-  float acc[kTiles][4];
+  // acc: the current scale group's partial sums of (q - 8) * a, exact small integers times
+  // activations, accumulated in fp32; total: the scaled sum over finished groups. Symmetric
+  // weights apply the scale once per group here (two fp32 multiply-adds per output per group)
+  // instead of once per weight pair, which takes a third of the dequantization instructions
+  // off the inner loop and rounds nothing to 16 bits. Weights with zero points apply scale and
+  // fold per pair (one hfma2) and keep a unit flush scale.
+  float acc[kTiles][4], total[kTiles][4];
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc[tt][i] = 0.0f;
+    for (int i = 0; i < 4; ++i) acc[tt][i] = total[tt][i] = 0.0f;
   }
+  int current_group = -1;
+  float group_scale = 0.0f, group_scale8 = 0.0f;
+  auto flush_group = [&]() {
+#pragma unroll
+    for (int tt = 0; tt < kTiles; ++tt) {
+      total[tt][0] = fmaf(group_scale, acc[tt][0], total[tt][0]);
+      total[tt][1] = fmaf(group_scale, acc[tt][1], total[tt][1]);
+      total[tt][2] = fmaf(group_scale8, acc[tt][2], total[tt][2]);
+      total[tt][3] = fmaf(group_scale8, acc[tt][3], total[tt][3]);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[tt][i] = 0.0f;
+    }
+  };
 
   // Fill kStages - 1 stages. The weights of all of them go first, before waiting for the
   // previous kernel (programmatic dependent launch: the weight stream starts while it drains), so
@@ -212,24 +232,34 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int s = sp + half;
-        const int r = p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift;
-        const T sc = meta_scales[r * 64 + row_in_strip];
-        const T sc8 = meta_scales[r * 64 + row_in_strip + 8];
-        const T zero = static_cast<T>(0.0f);
-        const T fo = has_zero ? meta_folds[r * 64 + row_in_strip] : zero;
-        const T fo8 = has_zero ? meta_folds[r * 64 + row_in_strip + 8] : zero;
-        const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
-        P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9)
+        // Scale group of this k16 slice; uniform across the CTA, so the branch never diverges.
+        const int group = (kb_begin * 64 + i * 64 + 16 * s) >> p.group_shift;
+        const int r = p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift;  // row in the stage
+        if (group != current_group) {
+          if (current_group >= 0) flush_group();
+          current_group = group;
+          group_scale = has_zero ? 1.0f : static_cast<float>(meta_scales[r * 64 + row_in_strip]);
+          group_scale8 =
+              has_zero ? 1.0f : static_cast<float>(meta_scales[r * 64 + row_in_strip + 8]);
+        }
+        P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
         if constexpr (kBits == 4) {
           gpu::int4_word_to_pairs<T>(words[s], v);
         } else {
           gpu::int8_word_to_pairs<T>(words[2 * s], v);          // column c
           gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);  // column c + 8
         }
-        v[0] = __hfma2(v[0], scale, fold);
-        v[1] = __hfma2(v[1], scale, fold);
-        v[2] = __hfma2(v[2], scale8, fold8);
-        v[3] = __hfma2(v[3], scale8, fold8);
+        if (has_zero) {
+          const T sc = meta_scales[r * 64 + row_in_strip];
+          const T sc8 = meta_scales[r * 64 + row_in_strip + 8];
+          const T fo = meta_folds[r * 64 + row_in_strip];
+          const T fo8 = meta_folds[r * 64 + row_in_strip + 8];
+          const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
+          v[0] = __hfma2(v[0], scale, fold);
+          v[1] = __hfma2(v[1], scale, fold);
+          v[2] = __hfma2(v[2], scale8, fold8);
+          v[3] = __hfma2(v[3], scale8, fold8);
+        }
         // A fragment order: (g, k0k1) (g+8, k0k1) (g, k8k9) (g+8, k8k9).
         const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
                                *reinterpret_cast<uint32_t*>(&v[2]),
@@ -245,6 +275,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     write_slot = write_slot + 1 == kStages ? 0 : write_slot + 1;
   }
   gpu::cp_async_wait<0>();
+  if (current_group >= 0) flush_group();
 
   // Epilogue. C fragment: c0, c1 = (row g, tokens 2t, 2t+1), c2, c3 = (row g + 8, same tokens).
   // Lanes g and g ^ 1 (lane ^ 4) swap halves so each lane owns two adjacent output columns for
@@ -253,7 +284,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const int n0 = strip * 64 + warp * 16 + (odd ? (lane / 4) + 7 : (lane / 4));
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
-    const float* c = acc[tt];
+    const float* c = total[tt];
     const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
     const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
     const int token = token0 + tt * kTokensPerTile + 2 * (lane % 4);

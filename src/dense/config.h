@@ -15,10 +15,14 @@ constexpr int kTileCols = 64;
 // 32-bit fragment stores are conflict-free, and 144 is a multiple of 16 so rows stay 16-byte
 // aligned for the vector read-back. (An unpadded 128-byte stride puts all 8 rows in one bank.)
 constexpr int kTileStride = kTileCols + 8;
-constexpr int kSharedBytes = kTileRows * kTileStride * 2;
-static_assert(kSharedBytes == 9216, "one 64 x 72 tile of 16-bit values");
-// CTAs per SM the launcher aims for: 16 x 128 threads fills an SM, and 16 blocks of 2-4 KB in
-// flight per SM cover the DRAM latency-bandwidth product (about 20 KB per SM on an H200).
+// Blocks each CTA dequantizes per loop step (each with its own tile); the next step's runs are
+// loaded before the current step is processed.
+constexpr int kBlocksPerStep = 2;
+constexpr int kSharedBytes = kBlocksPerStep * kTileRows * kTileStride * 2;
+static_assert(kSharedBytes == 18432, "two 64 x 72 tiles of 16-bit values");
+// CTAs per SM the launcher aims for: 16 x 128 threads fills an SM; with two steps of two blocks
+// in flight per CTA that is 64 blocks (128-256 KB) of loads per SM, well past the DRAM
+// latency-bandwidth product (about 20 KB per SM on an H200).
 constexpr int kCtasPerSm = 16;
 
 // Scratch rows default for the N-chunked variant (ONNX Runtime's MatMulNBits defaults).

@@ -14,7 +14,7 @@
 // staged [k][n] in shared memory): packed column r becomes row perm[r] of Wt, 64 contiguous n
 // values, and every store is again a full 16-byte vector. cuBLASLt reads Wt without a transpose.
 //
-// Shared memory: one 64 x 72 tile, 9 KB (dense/config.h).
+// Shared memory: kBlocksPerStep tiles of 64 x 72, 18 KB (dense/config.h).
 #pragma once
 
 #include <cstdint>
@@ -42,33 +42,32 @@ struct DequantizeParams {
 template <typename T, int kBits, bool kHasZero, bool kActOrder>
 __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizeParams p) {
   using P = gpu::Pair<T>;
-  constexpr int kWordsPerLane = kBits;  // 4 words (int4) or 8 words (int8) per lane run
+  constexpr int kRunVectors = kBits / 4;  // 16-byte loads per lane run: 1 (int4) or 2 (int8)
   constexpr int kBlockBytes = kTileRows * kTileCols * kBits / 8;
-  __shared__ __align__(16) T tile[kTileRows * kTileStride];
+  // kBlocksPerStep blocks per iteration, each with its own tile, so that twice the bytes are in
+  // flight per thread (the loads of the next step are issued before this step is processed).
+  __shared__ __align__(16) T tiles[kBlocksPerStep][kTileRows * kTileStride];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row_in_group = lane / 4;      // fragment column c = 16 * warp + lane / 4
   const int pair_col = 2 * (lane % 4);    // fragment rows 2t, 2t + 1 (+8)
   const int64_t total = int64_t(p.n_block_count) * p.k_blocks;
+  const int64_t stride = int64_t(gridDim.x) * kBlocksPerStep;
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
   T* out = static_cast<T*>(p.out);
 
-  auto load_run = [&](int64_t block, uint4 run[kWordsPerLane / 4]) {
+  auto load_run = [&](int64_t block, uint4 (&run)[kRunVectors]) {
+    if (block >= total) return;
     const int64_t global_block = int64_t(p.n_block_begin) * p.k_blocks + block;
     const uint4* src = reinterpret_cast<const uint4*>(p.codes + global_block * kBlockBytes) +
-                       (warp * 32 + lane) * (kWordsPerLane / 4);
+                       (warp * 32 + lane) * kRunVectors;
 #pragma unroll
-    for (int i = 0; i < kWordsPerLane / 4; ++i) run[i] = __ldg(src + i);
+    for (int i = 0; i < kRunVectors; ++i) run[i] = __ldg(src + i);
   };
 
-  uint4 run[kWordsPerLane / 4];
-  int64_t block = blockIdx.x;
-  if (block < total) load_run(block, run);
-  for (; block < total; block += gridDim.x) {
-    uint4 next[kWordsPerLane / 4];
-    if (block + gridDim.x < total) load_run(block + gridDim.x, next);
-
+  // Dequantizes one block's run into tile (fragment pairs -> padded shared rows).
+  auto dequantize_run = [&](int64_t block, const uint4 (&run)[kRunVectors], T* tile) {
     const int nb = static_cast<int>(block / p.k_blocks);
     const int kb = static_cast<int>(block % p.k_blocks);
     const int64_t col0 = int64_t(p.n_block_begin + nb) * kTileRows + warp * 16 + row_in_group;
@@ -120,9 +119,12 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
         }
       }
     }
-    __syncthreads();
+  };
 
-    // 64 rows x 8 vectors of 8 elements; 8 consecutive threads cover one 128-byte row.
+  // 64 rows x 8 vectors of 8 elements; 8 consecutive threads cover one 128-byte row.
+  auto store_tile = [&](int64_t block, const T* tile) {
+    const int nb = static_cast<int>(block / p.k_blocks);
+    const int kb = static_cast<int>(block % p.k_blocks);
 #pragma unroll
     for (int i = 0; i < kTileRows * kTileCols / 8 / kThreads; ++i) {
       const int vec = threadIdx.x + i * kThreads;
@@ -139,9 +141,35 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
         *reinterpret_cast<uint4*>(dst_row + int64_t(kb) * kTileCols + chunk * 8) = value;
       }
     }
+  };
+
+  // Block u of a step starting at `first` is first + u * gridDim.x: consecutive CTAs read
+  // consecutive blocks in each of the step's waves.
+  uint4 run[kBlocksPerStep][kRunVectors];
+  int64_t first = blockIdx.x;
+#pragma unroll
+  for (int u = 0; u < kBlocksPerStep; ++u) load_run(first + u * gridDim.x, run[u]);
+  for (; first < total; first += stride) {
+    uint4 next[kBlocksPerStep][kRunVectors];
+#pragma unroll
+    for (int u = 0; u < kBlocksPerStep; ++u) load_run(first + stride + u * gridDim.x, next[u]);
+#pragma unroll
+    for (int u = 0; u < kBlocksPerStep; ++u) {
+      const int64_t block = first + u * gridDim.x;
+      if (block < total) dequantize_run(block, run[u], tiles[u]);
+    }
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < kWordsPerLane / 4; ++i) run[i] = next[i];
+    for (int u = 0; u < kBlocksPerStep; ++u) {
+      const int64_t block = first + u * gridDim.x;
+      if (block < total) store_tile(block, tiles[u]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kBlocksPerStep; ++u) {
+#pragma unroll
+      for (int i = 0; i < kRunVectors; ++i) run[u][i] = next[u][i];
+    }
   }
 }
 

@@ -25,6 +25,7 @@ TEST(DecodeConfig, SplitsTileEveryKBlockOnce) {
 TEST(DecodeConfig, SplitCountWorkedExamples) {
   // The worked example in config.h: H200, 4 CTAs/SM, N = K = 4096.
   EXPECT_EQ(split_count(64, 1, 64, 132, 4), 9);
+  EXPECT_EQ(split_count(64, 1, 64, 132, 12), 9);  // occupancy above the target does not add splits
   // Wide layers fill the machine with strips alone.
   EXPECT_EQ(split_count(896, 1, 128, 132, 4), 1);
   // Never below kMinBlocksPerSplit blocks per split, never below one split.
