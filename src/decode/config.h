@@ -24,7 +24,11 @@ namespace sailfish::decode {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 // Pipeline depth: stages of (one 64 x 64 weight block, its activation slice, its scale rows).
-constexpr int kStages = 4;
+// A build option (-DSAILFISH_DECODE_STAGES=N) so the depth can be swept on the device.
+#ifndef SAILFISH_DECODE_STAGES
+#define SAILFISH_DECODE_STAGES 4
+#endif
+constexpr int kStages = SAILFISH_DECODE_STAGES;
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
 constexpr int kMaxMetaRows = 4;
 constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero folds
@@ -44,8 +48,9 @@ SF_HOST_DEVICE constexpr int stage_bytes(int bits, int token_tiles) {
 SF_HOST_DEVICE constexpr int shared_bytes(int bits, int token_tiles) {
   return kStages * stage_bytes(bits, token_tiles);
 }
-static_assert(shared_bytes(4, 1) == 4 * (2048 + 1024 + 1024), "int4, 8 tokens: 16 KB");
-static_assert(shared_bytes(8, 8) == 4 * (4096 + 8192 + 1024), "int8, 64 tokens: 53 KB");
+static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
+static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1024), "int8, 64 tokens: 13 KB a stage");
+static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");
 
 // Token tiles compiled: 1, 2, 3, 4, 6, 8 (M up to 8, 16, 24, 32, 48, 64 per CTA).
 SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
