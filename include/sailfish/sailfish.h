@@ -85,6 +85,8 @@ struct Options {
   // Launch decode kernels with programmatic dependent launch (Hopper), so their weight stream
   // starts while the previous kernel in the stream drains.
   std::optional<bool> programmatic_dependent_launch;  // SAILFISH_PDL=0|1 (default 1)
+  // Decode kernel for M <= 32 per CTA: warps split K (default) or the n16 groups of a strip.
+  std::optional<bool> decode_warp_split;             // SAILFISH_DECODE_WARP_SPLIT=0|1 (default 1)
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
@@ -113,6 +115,7 @@ struct DecodePlan {
   int m_groups = 0;               // CTAs along M (each 8 * token_tiles tokens)
   int splits = 0;                 // split-K depth
   int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + ordered reduce
+  bool warp_split = false;        // warps split K inside the CTA (M <= 32) instead of N
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
   size_t activation_offset = 0;   // workspace offsets (bytes)

@@ -73,6 +73,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_PDL", &flag));
   r.programmatic_dependent_launch =
       options.programmatic_dependent_launch.value_or(flag.value_or(true));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_WARP_SPLIT", &flag));
+  r.decode_warp_split = options.decode_warp_split.value_or(flag.value_or(true));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 

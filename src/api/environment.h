@@ -22,6 +22,7 @@ struct ResolvedOptions {
   bool atomic_epilogue = false;
   bool programmatic_dependent_launch = true;
   std::optional<int64_t> decode_splits;  // unset: occupancy heuristic
+  bool decode_warp_split = true;
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;
   int64_t dense_chunk_threshold_bytes = 0;

@@ -130,7 +130,8 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
       break;
   }
   if (p.tier == Tier::kDecode) {
-    SF_RETURN_IF_ERROR(decode::plan_decode(resolved.decode_splits, &p));
+    SF_RETURN_IF_ERROR(
+        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_split, &p));
   } else {
     plan_dense(resolved, &p);
   }

@@ -35,8 +35,10 @@ constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero
 // Tokens per mma (the n8 of m16n8k16) and the token-tile counts compiled.
 constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
-// Each split keeps at least this many k-blocks, so its pipeline fills.
+// Each split keeps at least this many k-blocks, so its pipeline fills (strip kernel); the
+// warp-split kernel divides a split among its 4 warps and wants at least 2 blocks per warp.
 constexpr int kMinBlocksPerSplit = 4;
+constexpr int kWarpSplitMinBlocksPerSplit = 8;
 
 SF_HOST_DEVICE constexpr int weight_stage_bytes(int bits) { return 64 * 64 * bits / 8; }
 SF_HOST_DEVICE constexpr int activation_stage_bytes(int token_tiles) {
@@ -48,6 +50,13 @@ SF_HOST_DEVICE constexpr int stage_bytes(int bits, int token_tiles) {
 SF_HOST_DEVICE constexpr int shared_bytes(int bits, int token_tiles) {
   return kStages * stage_bytes(bits, token_tiles);
 }
+// The warp-split kernel (warp_split_kernel.cuh) gives every warp its own stages.
+SF_HOST_DEVICE constexpr int warp_split_shared_bytes(int bits, int token_tiles) {
+  return kWarps * kStages * stage_bytes(bits, token_tiles);
+}
+// Token tiles up to which the warp-split kernel serves (M <= 32 per CTA); beyond, the strip kernel.
+constexpr int kWarpSplitMaxTiles = 4;
+static_assert(warp_split_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024, "fits an SM");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
 static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1024), "int8, 64 tokens: 13 KB a stage");
 static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");
@@ -66,12 +75,13 @@ SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
 // 7-8 k-blocks. N = 57344 (896 strips) needs no split.
 constexpr int kTargetCtasPerSm = 4;
 SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int64_t k_blocks,
-                                         int sm_count, int ctas_per_sm) {
+                                         int sm_count, int ctas_per_sm,
+                                         int min_blocks_per_split = kMinBlocksPerSplit) {
   const int64_t base = n_blocks * m_groups;
   const int64_t target =
       int64_t(sm_count) * (ctas_per_sm < kTargetCtasPerSm ? ctas_per_sm : kTargetCtasPerSm);
   int64_t splits = (target + base - 1) / base;
-  const int64_t cap = k_blocks / kMinBlocksPerSplit > 0 ? k_blocks / kMinBlocksPerSplit : 1;
+  const int64_t cap = k_blocks / min_blocks_per_split > 0 ? k_blocks / min_blocks_per_split : 1;
   if (splits > cap) splits = cap;
   if (splits < 1) splits = 1;
   return static_cast<int>(splits);

@@ -22,16 +22,16 @@ int log2_exact(int64_t value) {
 }
 
 template <typename T>
-Status occupancy_for(int bits, int tiles, int* ctas) {
-  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, ctas)
-                   : main_kernel_occupancy<T, 8>(tiles, ctas);
+Status occupancy_for(int bits, int tiles, bool warp_split, int* ctas) {
+  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, warp_split, ctas)
+                   : main_kernel_occupancy<T, 8>(tiles, warp_split, ctas);
 }
 
 template <typename T>
-Status launch_for(int bits, const DecodeParams& params, int tiles, dim3 grid, bool pdl,
-                  cudaStream_t stream) {
-  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, grid, pdl, stream)
-                   : launch_main_kernel<T, 8>(params, tiles, grid, pdl, stream);
+Status launch_for(int bits, const DecodeParams& params, int tiles, bool warp_split, dim3 grid,
+                  bool pdl, cudaStream_t stream) {
+  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, warp_split, grid, pdl, stream)
+                   : launch_main_kernel<T, 8>(params, tiles, warp_split, grid, pdl, stream);
 }
 
 int support_grid(int64_t elements, int sm_count) {
@@ -41,20 +41,22 @@ int support_grid(int64_t elements, int sm_count) {
 
 }  // namespace
 
-Status plan_decode(std::optional<int64_t> forced_splits, Plan* plan) {
+Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   DecodePlan d;
   d.token_tiles = token_tiles_for(std::min<int64_t>(std::max<int64_t>(p.m, 1), 64));
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
   d.m_groups = static_cast<int>((std::max<int64_t>(p.m, 1) + tokens_per_cta - 1) / tokens_per_cta);
+  d.warp_split = warp_split && d.token_tiles <= kWarpSplitMaxTiles;
   int ctas_per_sm = 0;
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy query reads the current device
   const Status occupancy =
-      p.act_dtype == DType::kF16 ? occupancy_for<__half>(g.bits, d.token_tiles, &ctas_per_sm)
-                                 : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, &ctas_per_sm);
+      p.act_dtype == DType::kF16
+          ? occupancy_for<__half>(g.bits, d.token_tiles, d.warp_split, &ctas_per_sm)
+          : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, d.warp_split, &ctas_per_sm);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(occupancy);
   if (ctas_per_sm < 1) {
@@ -62,7 +64,8 @@ Status plan_decode(std::optional<int64_t> forced_splits, Plan* plan) {
   }
   d.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
-                 : split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+                 : split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm,
+                               d.warp_split ? kWarpSplitMinBlocksPerSplit : kMinBlocksPerSplit);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   d.copy_activations = p.act_order || g.k % 8 != 0;
@@ -150,7 +153,8 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.epilogue = static_cast<Epilogue>(d.epilogue);
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
-  SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d.token_tiles, grid, pdl, stream));
+  SF_RETURN_IF_ERROR(
+      launch_for<T>(g.bits, params, d.token_tiles, d.warp_split, grid, pdl, stream));
 
   if (params.epilogue == Epilogue::kPartials) {
     ReduceParams reduce;

@@ -12,7 +12,8 @@ namespace sailfish::decode {
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and
 // sm_count must be set). Host only; queries the kernel's occupancy.
 // forced_splits: a split-K depth to use instead of the heuristic (clamped to the k-blocks).
-Status plan_decode(std::optional<int64_t> forced_splits, Plan* plan);
+// warp_split: use the warp-split kernel where it applies (M <= 32 per CTA).
+Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* plan);
 
 // Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
 Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);

@@ -65,3 +65,17 @@ TEST(DecodeConfig, SharedMemoryFitsHopper) {
 
 }  // namespace
 }  // namespace sailfish::decode
+
+namespace sailfish::decode {
+namespace {
+
+TEST(DecodeConfig, WarpSplitKeepsTwoBlocksPerWarp) {
+  for (int64_t k_blocks : {8, 64, 224, 448}) {
+    const int s = split_count(64, 1, k_blocks, 132, 3, kWarpSplitMinBlocksPerSplit);
+    EXPECT_GE(k_blocks / s, kWarpSplitMinBlocksPerSplit) << k_blocks;
+  }
+  EXPECT_LE(warp_split_shared_bytes(8, kWarpSplitMaxTiles), 227 * 1024);
+}
+
+}  // namespace
+}  // namespace sailfish::decode

@@ -218,3 +218,39 @@ TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
 
 }  // namespace
 }  // namespace sailfish
+
+namespace sailfish {
+namespace {
+
+// Both decode kernels for M <= 32 (warps split K, the default; warps split the strip's n16
+// groups) on every width, zero-point kind, and token-tile count they share.
+TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 208);
+  for (int bits : {4, 8}) {
+    for (ZeroPointKind zero : {ZeroPointKind::kNone, ZeroPointKind::kInteger}) {
+      testing::RandomWeightSpec spec;
+      spec.n = 136;
+      spec.k = 3008;  // 47 k-blocks: uneven splits and uneven warp ranges
+      spec.bits = bits;
+      spec.group_size = 64;
+      spec.zero_kind = zero;
+      const QuantizedWeight w = testing::random_weight(rng, spec);
+      for (int64_t m : {1, 9, 17, 25, 32}) {
+        for (bool warp_split : {true, false}) {
+          testing::GemmCase c;
+          c.weight = w;
+          c.m = m;
+          c.bias = true;
+          c.options.tier = Tier::kDecode;
+          c.options.decode_warp_split = warp_split;
+          const auto r = testing::run_and_check(c, rng());
+          EXPECT_TRUE(r.ok) << "warp_split=" << warp_split << ": " << r.message;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sailfish
