@@ -1,0 +1,672 @@
+// MatMulNBitsOp on the GPU against the float64 reference (reference_gemm over
+// import_matmul_nbits of the very tensors the operator gets): fp16 / bf16 / fp32 activations,
+// leading batch dimensions, bias, the forced N-chunked fallback, every tier plan() accepts,
+// save -> load bitwise, concurrent runs, and bad input refused with a Status.
+//
+// Tolerance (as tests/gpu/gemm_check.h): max error against float64 at most 2x that of a plain
+// same-precision implementation plus a quarter output ulp at the largest reference magnitude.
+// The plain implementation rounds the dequantized weight and the activations to the compute type
+// once each, accumulates in float32 and rounds the product to the compute type; for fp32
+// activations it then adds the fp32 bias, as the operator does.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "gpu_test_helpers.h"
+#include "sailfish/importers.h"
+#include "sailfish/matmul_nbits.h"
+#include "sailfish/packed_serialize.h"
+#include "sailfish/quantize.h"
+#include "sailfish/reference.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using testing::DeviceBuffer;
+using testing::RandomWeightSpec;
+
+// Activation dtype and accuracy_level: fp16, bf16, fp32 (bf16 compute), fp32 (fp16 compute).
+struct AMode {
+  const char* name;
+  DType a_dtype;
+  int accuracy_level;
+};
+constexpr AMode kModes[] = {{"fp16", DType::kF16, 0},
+                            {"bf16", DType::kBF16, 0},
+                            {"fp32_bf16", DType::kF32, 0},
+                            {"fp32_fp16", DType::kF32, 2}};
+
+// One MatMulNBits node's constant inputs, and the canonical weight they import to.
+struct Node {
+  MatMulNBitsAttributes attributes;
+  MatMulNBitsTensors tensors;
+  QuantizedWeight weight;  // import_matmul_nbits(tensors): what the reference multiplies by
+};
+
+Node make_node(std::mt19937_64& rng, int64_t n, int64_t k, int bits, int block_size,
+               ZeroPointKind zero_kind, bool g_idx, DType compute, int accuracy_level = 0) {
+  RandomWeightSpec spec;
+  spec.n = n;
+  spec.k = k;
+  spec.bits = bits;
+  spec.group_size = block_size;
+  spec.zero_kind = zero_kind;
+  spec.act_order = g_idx;
+  spec.scale_dtype = compute;  // scales exact in the compute type, as fp16/bf16 checkpoints have
+  Node node;
+  const QuantizedWeight w = testing::random_weight(rng, spec);
+  EXPECT_TRUE(export_matmul_nbits(w, &node.tensors).ok());
+  EXPECT_TRUE(import_matmul_nbits(node.tensors, &node.weight).ok());
+  node.attributes.k = k;
+  node.attributes.n = n;
+  node.attributes.bits = bits;
+  node.attributes.block_size = block_size;
+  node.attributes.accuracy_level = accuracy_level;
+  return node;
+}
+
+MatMulNBitsWeights views(const MatMulNBitsTensors& t) {
+  MatMulNBitsWeights v;
+  v.b = t.b.data();
+  v.b_bytes = t.b.size();
+  v.scales = t.scales.data();
+  v.scales_count = t.scales.size();
+  v.zero_kind = t.zero_kind;
+  if (!t.zero_points_packed.empty()) {
+    v.zero_points_packed = t.zero_points_packed.data();
+    v.zero_points_packed_bytes = t.zero_points_packed.size();
+  }
+  if (!t.zero_points_typed.empty()) {
+    v.zero_points_typed = t.zero_points_typed.data();
+    v.zero_points_typed_count = t.zero_points_typed.size();
+  }
+  if (!t.g_idx.empty()) {
+    v.g_idx = t.g_idx.data();
+    v.g_idx_count = t.g_idx.size();
+  }
+  return v;
+}
+
+Status create_op(const Node& node, DType a_dtype, const Options& options,
+                 std::unique_ptr<MatMulNBitsOp>* op) {
+  return MatMulNBitsOp::create(node.attributes, views(node.tensors), a_dtype, options, -1, op);
+}
+
+// Activations (or a bias): exact in a 16-bit activation type, raw floats for fp32.
+std::vector<float> random_values(std::mt19937_64& rng, size_t count, DType a_dtype) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& x : v) x = round_to_dtype(unit(rng), a_dtype);
+  return v;
+}
+
+// Host floats as the bytes of the activation type.
+std::vector<uint8_t> as_bytes(const std::vector<float>& v, DType dtype) {
+  std::vector<uint8_t> out(v.size() * dtype_bytes(dtype));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DType::kF32) {
+      std::memcpy(out.data() + 4 * i, &v[i], 4);
+    } else {
+      const uint16_t b = float_to_bits(v[i], dtype);
+      std::memcpy(out.data() + 2 * i, &b, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<double> from_bytes(const std::vector<uint8_t>& bytes, DType dtype) {
+  std::vector<double> out(bytes.size() / dtype_bytes(dtype));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (dtype == DType::kF32) {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      out[i] = f;
+    } else {
+      uint16_t b;
+      std::memcpy(&b, bytes.data() + 2 * i, 2);
+      out[i] = bits_to_float(b, dtype);
+    }
+  }
+  return out;
+}
+
+struct RunOutput {
+  Status status;
+  std::vector<double> y;
+  std::vector<uint8_t> raw;  // the output bytes, for bitwise comparisons
+};
+
+// Uploads, runs once on a NaN-poisoned output, downloads. offset_elems shifts A and Y off their
+// allocation's alignment (to reach the unaligned paths).
+RunOutput run_once(MatMulNBitsOp& op, const std::vector<float>& a, int64_t m,
+                   const std::vector<float>* bias, cudaStream_t stream = nullptr,
+                   size_t offset_elems = 0) {
+  const DType dtype = op.activation_dtype();
+  const size_t elem = dtype_bytes(dtype), off = offset_elems * elem;
+  const int64_t n = op.attributes().n;
+  size_t ws_bytes = 0;
+  const Status sized = op.workspace_size(m, bias != nullptr, &ws_bytes);
+  if (!sized.ok()) return RunOutput{sized, {}, {}};
+  DeviceBuffer d_a(a.size() * elem + off), d_y(static_cast<size_t>(m * n) * elem + off);
+  DeviceBuffer d_bias, d_ws(ws_bytes);
+  const std::vector<uint8_t> a_bytes = as_bytes(a, dtype);
+  EXPECT_EQ(cudaMemcpy(static_cast<char*>(d_a.get()) + off, a_bytes.data(), a_bytes.size(),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  if (bias != nullptr) EXPECT_TRUE(d_bias.upload(as_bytes(*bias, dtype)));
+  EXPECT_EQ(cudaMemset(d_y.get(), 0xff, d_y.bytes()), cudaSuccess);
+  const Status ran = op.run(static_cast<char*>(d_a.get()) + off, m, bias ? d_bias.get() : nullptr,
+                            static_cast<char*>(d_y.get()) + off, d_ws.get(), ws_bytes, stream);
+  if (!ran.ok()) return RunOutput{ran, {}, {}};
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  RunOutput r;
+  r.raw.resize(static_cast<size_t>(m * n) * elem);
+  EXPECT_EQ(cudaMemcpy(r.raw.data(), static_cast<char*>(d_y.get()) + off, r.raw.size(),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  r.y = from_bytes(r.raw, dtype);
+  return r;
+}
+
+::testing::AssertionResult matches_reference(const std::vector<double>& y,
+                                             const std::vector<float>& a, int64_t m,
+                                             const QuantizedWeight& w,
+                                             const std::vector<float>* bias, DType a_dtype,
+                                             DType compute) {
+  std::vector<double> a64(a.begin(), a.end()), bias64;
+  if (bias != nullptr) bias64.assign(bias->begin(), bias->end());
+  std::vector<double> ref(static_cast<size_t>(m * w.n));
+  const Status st = reference_gemm(a64.data(), m, w, bias ? bias64.data() : nullptr, ref.data());
+  if (!st.ok()) return ::testing::AssertionFailure() << "reference: " << st.to_string();
+  // The plain same-precision implementation.
+  std::vector<float> wq(static_cast<size_t>(w.n * w.k)), aq(a.size());
+  for (int64_t nn = 0; nn < w.n; ++nn) {
+    for (int64_t kk = 0; kk < w.k; ++kk) {
+      wq[nn * w.k + kk] = round_to_dtype(static_cast<float>(w.dequantized(nn, kk)), compute);
+    }
+  }
+  for (size_t i = 0; i < a.size(); ++i) aq[i] = round_to_dtype(a[i], compute);
+  double max_error = 0, plain_error = 0, ref_max = 0;
+  int64_t unwritten = 0, worst = -1;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t nn = 0; nn < w.n; ++nn) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < w.k; ++kk) acc += aq[i * w.k + kk] * wq[nn * w.k + kk];
+      const float b = bias ? (*bias)[nn] : 0.0f;
+      const double plain = a_dtype == DType::kF32 ? double(round_to_dtype(acc, compute) + b)
+                                                  : double(round_to_dtype(acc + b, compute));
+      const size_t idx = static_cast<size_t>(i * w.n + nn);
+      ref_max = std::max(ref_max, std::abs(ref[idx]));
+      plain_error = std::max(plain_error, std::abs(plain - ref[idx]));
+      if (std::isnan(y[idx])) {
+        ++unwritten;
+        continue;
+      }
+      const double e = std::abs(y[idx] - ref[idx]);
+      if (e > max_error) max_error = e, worst = static_cast<int64_t>(idx);
+    }
+  }
+  const double ulp = compute == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
+  const double atol = 1e-6 + 0.25 * ulp * ref_max;
+  if (unwritten > 0) {
+    return ::testing::AssertionFailure() << unwritten << " output elements unwritten (NaN)";
+  }
+  if (max_error > 2 * plain_error + atol) {
+    return ::testing::AssertionFailure()
+           << "max error " << max_error << " at row " << worst / w.n << " col " << worst % w.n
+           << " > 2 x plain " << plain_error << " + atol " << atol;
+  }
+  return ::testing::AssertionSuccess() << "max error " << max_error << " (plain " << plain_error
+                                       << ")";
+}
+
+// ---- correctness over formats -------------------------------------------------------------------
+
+class MatMulNBitsOpFormats
+    : public ::testing::TestWithParam<std::tuple<int, int, ZeroPointKind, bool>> {};
+
+TEST_P(MatMulNBitsOpFormats, MatchesReference) {
+  SF_SKIP_WITHOUT_GPU();
+  const auto [mode_index, bits, zero_kind, g_idx] = GetParam();
+  const AMode& mode = kModes[mode_index];
+  const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+  std::mt19937_64 rng(testing::test_seed() + 201);
+  for (int block_size : {16, 128}) {
+    // K = 520 is not a multiple of 128 (a partial last block); N = 200 pads to 256.
+    const Node node = make_node(rng, 200, 520, bits, block_size, zero_kind, g_idx, compute,
+                                mode.accuracy_level);
+    std::unique_ptr<MatMulNBitsOp> op;
+    const Status st = create_op(node, mode.a_dtype, Options(), &op);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    EXPECT_EQ(op->compute_dtype(), compute);
+    for (int64_t m : {int64_t(1), int64_t(33)}) {
+      const std::vector<float> a = random_values(rng, static_cast<size_t>(m * 520), mode.a_dtype);
+      const std::vector<float> bias = random_values(rng, 200, mode.a_dtype);
+      const bool with_bias = (m + block_size) % 2 == 1 || m == 1;
+      const RunOutput r = run_once(*op, a, m, with_bias ? &bias : nullptr);
+      ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+      EXPECT_TRUE(matches_reference(r.y, a, m, node.weight, with_bias ? &bias : nullptr,
+                                    mode.a_dtype, compute))
+          << mode.name << " bits=" << bits << " block=" << block_size
+          << " zero=" << zero_point_kind_name(zero_kind) << " g_idx=" << g_idx << " m=" << m;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllModes, MatMulNBitsOpFormats,
+    ::testing::Combine(::testing::Range(0, 4), ::testing::Values(4, 8),
+                       ::testing::Values(ZeroPointKind::kNone, ZeroPointKind::kInteger,
+                                         ZeroPointKind::kFloat),
+                       ::testing::Bool()));
+
+// A [2, 3, K] is run as m = 6 rows; odd K (row stride not 16-byte aligned), with bias.
+TEST(MatMulNBitsOp, LeadingBatchDimsFlatten) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 202);
+  for (const AMode& mode : kModes) {
+    const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+    const Node node = make_node(rng, 72, 333, 4, 32, ZeroPointKind::kInteger, false, compute,
+                                mode.accuracy_level);
+    std::unique_ptr<MatMulNBitsOp> op;
+    ASSERT_TRUE(create_op(node, mode.a_dtype, Options(), &op).ok());
+    const int64_t batch = 2, seq = 3, m = batch * seq;
+    const std::vector<float> a = random_values(rng, static_cast<size_t>(m * 333), mode.a_dtype);
+    const std::vector<float> bias = random_values(rng, 72, mode.a_dtype);
+    const RunOutput r = run_once(*op, a, m, &bias);
+    ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+    ASSERT_EQ(r.y.size(), static_cast<size_t>(m * 72));
+    EXPECT_TRUE(matches_reference(r.y, a, m, node.weight, &bias, mode.a_dtype, compute))
+        << mode.name;
+  }
+}
+
+// fp32 activations at unaligned addresses and N % 4 != 0: the scalar conversion paths.
+TEST(MatMulNBitsOp, Fp32UnalignedAndOddN) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 203);
+  for (int level : {0, 2}) {
+    const DType compute = matmul_nbits_compute_dtype(DType::kF32, level);
+    const Node node = make_node(rng, 203, 130, 8, 64, ZeroPointKind::kFloat, true, compute, level);
+    std::unique_ptr<MatMulNBitsOp> op;
+    ASSERT_TRUE(create_op(node, DType::kF32, Options(), &op).ok());
+    const std::vector<float> a = random_values(rng, 5 * 130, DType::kF32);
+    const std::vector<float> bias = random_values(rng, 203, DType::kF32);
+    for (size_t offset : {size_t(0), size_t(1)}) {
+      const RunOutput r = run_once(*op, a, 5, &bias, nullptr, offset);
+      ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+      EXPECT_TRUE(matches_reference(r.y, a, 5, node.weight, &bias, DType::kF32, compute))
+          << "accuracy_level " << level << " offset " << offset;
+    }
+  }
+}
+
+// fp32 values outside the fp16 range: bf16 compute (the default) stays finite.
+TEST(MatMulNBitsOp, Fp32DefaultKeepsRange) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 204);
+  const Node node = make_node(rng, 64, 64, 4, 32, ZeroPointKind::kNone, false, DType::kBF16);
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kF32, Options(), &op).ok());
+  std::vector<float> a = random_values(rng, 64, DType::kF32);
+  for (auto& v : a) v *= 1e6f;
+  const RunOutput r = run_once(*op, a, 1, nullptr);
+  ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+  for (double v : r.y) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_TRUE(matches_reference(r.y, a, 1, node.weight, nullptr, DType::kF32, DType::kBF16));
+}
+
+// ---- tiers and the chunked fallback -------------------------------------------------------------
+
+// Every tier plan() accepts is forced in turn; those it refuses with kUnsupported are counted
+// and reported as skipped, so new tiers are covered here as soon as plan() offers them.
+TEST(MatMulNBitsOp, EveryAcceptedTier) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 205);
+  const Tier tiers[] = {Tier::kDense, Tier::kDecode, Tier::kPrefill, Tier::kAuto};
+  int ran = 0, skipped = 0;
+  for (const AMode& mode : kModes) {
+    const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+    const Node node = make_node(rng, 192, 256, 4, 64, ZeroPointKind::kInteger, false, compute,
+                                mode.accuracy_level);
+    for (Tier tier : tiers) {
+      Options options;
+      options.tier = tier;
+      std::unique_ptr<MatMulNBitsOp> op;
+      ASSERT_TRUE(create_op(node, mode.a_dtype, options, &op).ok());
+      for (int64_t m : {int64_t(1), int64_t(16), int64_t(256)}) {
+        const std::vector<float> a =
+            random_values(rng, static_cast<size_t>(m * 256), mode.a_dtype);
+        const std::vector<float> bias = random_values(rng, 192, mode.a_dtype);
+        const RunOutput r = run_once(*op, a, m, &bias);
+        if (r.status.code() == StatusCode::kUnsupported) {
+          ++skipped;
+          continue;
+        }
+        ASSERT_TRUE(r.status.ok()) << tier_name(tier) << ": " << r.status.to_string();
+        Plan plan;
+        ASSERT_TRUE(op->plan_for(m, true, &plan).ok());
+        if (tier != Tier::kAuto) EXPECT_EQ(plan.tier, tier);
+        ++ran;
+        EXPECT_TRUE(matches_reference(r.y, a, m, node.weight, &bias, mode.a_dtype, compute))
+            << mode.name << " tier " << tier_name(tier) << " (ran " << tier_name(plan.tier)
+            << ") m=" << m;
+      }
+    }
+  }
+  std::printf("[sailfish] MatMulNBitsOp tiers: %d runs, %d skipped (tier refused by plan())\n",
+              ran, skipped);
+  EXPECT_GT(ran, 0);
+}
+
+TEST(MatMulNBitsOp, ForcedChunkedFallback) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 206);
+  for (const AMode& mode : kModes) {
+    const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+    // N = 300: 5 chunks of 64 rows, the last one short; act-order and zero points too.
+    const Node node = make_node(rng, 300, 256, 4, 32, ZeroPointKind::kInteger, true, compute,
+                                mode.accuracy_level);
+    Options options;
+    options.tier = Tier::kDense;
+    options.dense_force_chunked = true;
+    options.dense_chunk_rows = 64;
+    std::unique_ptr<MatMulNBitsOp> op;
+    ASSERT_TRUE(create_op(node, mode.a_dtype, options, &op).ok());
+    Plan plan;
+    ASSERT_TRUE(op->plan_for(19, true, &plan).ok());
+    EXPECT_EQ(plan.dense_chunk_rows, 64);
+    const std::vector<float> a = random_values(rng, 19 * 256, mode.a_dtype);
+    const std::vector<float> bias = random_values(rng, 300, mode.a_dtype);
+    const RunOutput r = run_once(*op, a, 19, &bias);
+    ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+    EXPECT_TRUE(matches_reference(r.y, a, 19, node.weight, &bias, mode.a_dtype, compute))
+        << mode.name;
+  }
+}
+
+// ---- prepacked form -----------------------------------------------------------------------------
+
+TEST(MatMulNBitsOp, SaveLoadGivesBitwiseSameOutput) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 207);
+  for (const AMode& mode : {kModes[0], kModes[2]}) {
+    const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+    for (ZeroPointKind zk : {ZeroPointKind::kNone, ZeroPointKind::kInteger,
+                             ZeroPointKind::kFloat}) {
+      for (bool g_idx : {false, true}) {
+        const Node node = make_node(rng, 136, 200, 4, 32, zk, g_idx, compute);
+        std::unique_ptr<MatMulNBitsOp> op, loaded;
+        ASSERT_TRUE(create_op(node, mode.a_dtype, Options(), &op).ok());
+        std::vector<uint8_t> bytes;
+        const Status saved = op->save(&bytes);
+        ASSERT_TRUE(saved.ok()) << saved.to_string();
+        // The saved bytes are exactly the host packer's, serialized.
+        PackedWeight host;
+        ASSERT_TRUE(pack(node.weight, compute, &host).ok());
+        std::vector<uint8_t> host_bytes;
+        ASSERT_TRUE(serialize(host, &host_bytes).ok());
+        EXPECT_EQ(bytes, host_bytes);
+        const Status st = MatMulNBitsOp::create_from_serialized(
+            bytes.data(), bytes.size(), node.attributes, zk, g_idx, mode.a_dtype, Options(), -1,
+            &loaded);
+        ASSERT_TRUE(st.ok()) << st.to_string();
+        const std::vector<float> a = random_values(rng, 7 * 200, mode.a_dtype);
+        const std::vector<float> bias = random_values(rng, 136, mode.a_dtype);
+        const RunOutput first = run_once(*op, a, 7, &bias);
+        const RunOutput second = run_once(*loaded, a, 7, &bias);
+        ASSERT_TRUE(first.status.ok() && second.status.ok());
+        EXPECT_EQ(first.raw, second.raw) << mode.name << " zero=" << zero_point_kind_name(zk)
+                                         << " g_idx=" << g_idx;
+      }
+    }
+  }
+}
+
+TEST(MatMulNBitsOp, SerializedMismatchesAreErrors) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 208);
+  const Node node = make_node(rng, 64, 128, 4, 32, ZeroPointKind::kInteger, true, DType::kF16);
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kF16, Options(), &op).ok());
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(op->save(&bytes).ok());
+  auto load = [&](const std::vector<uint8_t>& data, MatMulNBitsAttributes attributes,
+                  ZeroPointKind zk, bool g_idx, DType a_dtype) {
+    std::unique_ptr<MatMulNBitsOp> out;
+    return MatMulNBitsOp::create_from_serialized(data.data(), data.size(), attributes, zk, g_idx,
+                                                 a_dtype, Options(), -1, &out);
+  };
+  const MatMulNBitsAttributes good = node.attributes;
+  EXPECT_TRUE(load(bytes, good, ZeroPointKind::kInteger, true, DType::kF16).ok());
+  MatMulNBitsAttributes wrong_n = good;
+  wrong_n.n = 128;
+  EXPECT_FALSE(load(bytes, wrong_n, ZeroPointKind::kInteger, true, DType::kF16).ok());
+  MatMulNBitsAttributes wrong_block = good;
+  wrong_block.block_size = 64;
+  EXPECT_FALSE(load(bytes, wrong_block, ZeroPointKind::kInteger, true, DType::kF16).ok());
+  EXPECT_FALSE(load(bytes, good, ZeroPointKind::kNone, true, DType::kF16).ok());
+  EXPECT_FALSE(load(bytes, good, ZeroPointKind::kInteger, false, DType::kF16).ok());
+  // Packed for fp16 compute: bf16 activations (bf16 compute) must not load it.
+  const Status dtype_status = load(bytes, good, ZeroPointKind::kInteger, true, DType::kBF16);
+  EXPECT_FALSE(dtype_status.ok());
+  EXPECT_NE(dtype_status.message().find("compute"), std::string::npos)
+      << dtype_status.to_string();
+  // fp32 activations with accuracy_level 2 compute in fp16: that one loads.
+  MatMulNBitsAttributes fp16_compute = good;
+  fp16_compute.accuracy_level = 2;
+  EXPECT_TRUE(load(bytes, fp16_compute, ZeroPointKind::kInteger, true, DType::kF32).ok());
+  std::vector<uint8_t> damaged = bytes;
+  damaged[damaged.size() / 2] ^= 1;
+  EXPECT_FALSE(load(damaged, good, ZeroPointKind::kInteger, true, DType::kF16).ok());
+  damaged = bytes;
+  damaged.resize(bytes.size() - 3);
+  EXPECT_FALSE(load(damaged, good, ZeroPointKind::kInteger, true, DType::kF16).ok());
+}
+
+// ---- threads, empty input -----------------------------------------------------------------------
+
+TEST(MatMulNBitsOp, ConcurrentRunsOnSeveralStreams) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 209);
+  const Node node = make_node(rng, 128, 192, 4, 64, ZeroPointKind::kNone, false, DType::kBF16);
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kBF16, Options(), &op).ok());
+  const int64_t ms[] = {1, 7, 64, 7, 130, 1};
+  std::vector<std::vector<float>> inputs;
+  for (int64_t m : ms) inputs.push_back(random_values(rng, static_cast<size_t>(m * 192),
+                                                      DType::kBF16));
+  std::vector<RunOutput> outputs(std::size(ms));
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < std::size(ms); ++i) {
+    threads.emplace_back([&, i] {
+      cudaSetDevice(device);  // the current device is per thread
+      cudaStream_t stream = nullptr;
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+      outputs[i] = run_once(*op, inputs[i], ms[i], nullptr, stream);
+      cudaStreamDestroy(stream);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < std::size(ms); ++i) {
+    ASSERT_TRUE(outputs[i].status.ok()) << outputs[i].status.to_string();
+    EXPECT_TRUE(matches_reference(outputs[i].y, inputs[i], ms[i], node.weight, nullptr,
+                                  DType::kBF16, DType::kBF16))
+        << "thread " << i;
+  }
+}
+
+TEST(MatMulNBitsOp, EmptyInputIsANoOp) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 210);
+  const Node node = make_node(rng, 64, 64, 4, 32, ZeroPointKind::kNone, false, DType::kF16);
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kF16, Options(), &op).ok());
+  size_t bytes = 0;
+  ASSERT_TRUE(op->workspace_size(0, false, &bytes).ok());
+  DeviceBuffer ws(bytes);
+  EXPECT_TRUE(op->run(nullptr, 0, nullptr, nullptr, ws.get(), bytes, nullptr).ok());
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+TEST(MatMulNBitsOp, BadConstructionIsRefused) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 211);
+  const Node node = make_node(rng, 64, 100, 4, 32, ZeroPointKind::kInteger, false, DType::kF16);
+  struct Case {
+    const char* name;
+    MatMulNBitsAttributes attributes;
+    MatMulNBitsWeights weights;
+    DType a_dtype;
+    const char* expect;
+  };
+  std::vector<Case> cases;
+  auto base = [&] { return Case{"", node.attributes, views(node.tensors), DType::kF16, ""}; };
+  Case c = base();
+  c.name = "B one byte short";
+  c.weights.b_bytes -= 1;
+  c.expect = "B has";
+  cases.push_back(c);
+  c = base();
+  c.name = "N attribute larger than the tensors";
+  c.attributes.n = 65;
+  c.expect = "expected";
+  cases.push_back(c);
+  c = base();
+  c.name = "K attribute implies more blocks";
+  c.attributes.k = 200;
+  c.expect = "expected";
+  cases.push_back(c);
+  c = base();
+  c.name = "scales count wrong";
+  c.weights.scales_count += 1;
+  c.expect = "scales has";
+  cases.push_back(c);
+  c = base();
+  c.name = "block_size 48";
+  c.attributes.block_size = 48;
+  c.expect = "block_size";
+  cases.push_back(c);
+  c = base();
+  c.name = "bits 3";
+  c.attributes.bits = 3;
+  c.expect = "bits";
+  cases.push_back(c);
+  c = base();
+  c.name = "accuracy_level 9";
+  c.attributes.accuracy_level = 9;
+  c.expect = "accuracy_level";
+  cases.push_back(c);
+  c = base();
+  c.name = "null B";
+  c.weights.b = nullptr;
+  c.expect = "null";
+  cases.push_back(c);
+  c = base();
+  c.name = "null scales";
+  c.weights.scales = nullptr;
+  c.expect = "null";
+  cases.push_back(c);
+  c = base();
+  c.name = "zero kind integer without its tensor";
+  c.weights.zero_points_packed = nullptr;
+  c.weights.zero_points_packed_bytes = 0;
+  c.expect = "zero_points_packed";
+  cases.push_back(c);
+  c = base();
+  c.name = "zero kind none with a tensor";
+  c.weights.zero_kind = ZeroPointKind::kNone;
+  c.expect = "zero_points";
+  cases.push_back(c);
+  c = base();
+  c.name = "activation dtype 7";
+  c.a_dtype = static_cast<DType>(7);
+  c.expect = "activation dtype";
+  cases.push_back(c);
+  std::vector<int32_t> unbalanced(100, 0);  // every row in group 0: not the GPTQ balance rule
+  c = base();
+  c.name = "unbalanced g_idx";
+  c.weights.g_idx = unbalanced.data();
+  c.weights.g_idx_count = unbalanced.size();
+  c.expect = "g_idx";
+  cases.push_back(c);
+  std::vector<int32_t> short_g_idx(99, 0);
+  c = base();
+  c.name = "g_idx of the wrong length";
+  c.weights.g_idx = short_g_idx.data();
+  c.weights.g_idx_count = short_g_idx.size();
+  c.expect = "g_idx";
+  cases.push_back(c);
+  for (const Case& bad : cases) {
+    std::unique_ptr<MatMulNBitsOp> op;
+    const Status st = MatMulNBitsOp::create(bad.attributes, bad.weights, bad.a_dtype, Options(),
+                                            -1, &op);
+    EXPECT_FALSE(st.ok()) << bad.name << ": accepted";
+    EXPECT_TRUE(op == nullptr) << bad.name;
+    EXPECT_NE(st.message().find(bad.expect), std::string::npos)
+        << bad.name << ": " << st.to_string();
+  }
+  std::unique_ptr<MatMulNBitsOp> op;
+  const Status unsupported_dtype = MatMulNBitsOp::create(
+      node.attributes, views(node.tensors), static_cast<DType>(7), Options(), -1, &op);
+  EXPECT_EQ(unsupported_dtype.code(), StatusCode::kUnsupported);
+  EXPECT_FALSE(MatMulNBitsOp::create(node.attributes, views(node.tensors), DType::kF16,
+                                     Options(), -1, nullptr)
+                   .ok());
+  Options bad_options;
+  bad_options.dense_chunk_rows = 3;
+  EXPECT_FALSE(MatMulNBitsOp::create(node.attributes, views(node.tensors), DType::kF16,
+                                     bad_options, -1, &op)
+                   .ok());
+  EXPECT_FALSE(MatMulNBitsOp::create(node.attributes, views(node.tensors), DType::kF16,
+                                     Options(), 1 << 20, &op)
+                   .ok());
+}
+
+TEST(MatMulNBitsOp, BadRunArgumentsAreRefused) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 212);
+  const Node node = make_node(rng, 64, 128, 4, 32, ZeroPointKind::kNone, false, DType::kF16);
+  // The dense tier, so that the workspace is not empty (decode may need none at small M).
+  Options dense;
+  dense.tier = Tier::kDense;
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kF16, dense, &op).ok());
+  size_t bytes = 0;
+  ASSERT_TRUE(op->workspace_size(4, false, &bytes).ok());
+  ASSERT_GT(bytes, 0u);
+  DeviceBuffer a(4 * 128 * 2 + 16), y(4 * 64 * 2 + 16), ws(bytes + 256);
+  EXPECT_TRUE(op->run(a.get(), 4, nullptr, y.get(), ws.get(), bytes, nullptr).ok());
+  EXPECT_FALSE(op->run(nullptr, 4, nullptr, y.get(), ws.get(), bytes, nullptr).ok());
+  EXPECT_FALSE(op->run(a.get(), 4, nullptr, nullptr, ws.get(), bytes, nullptr).ok());
+  EXPECT_FALSE(op->run(a.get(), -1, nullptr, y.get(), ws.get(), bytes, nullptr).ok());
+  EXPECT_FALSE(op->run(a.get(), 4, nullptr, y.get(), ws.get(), bytes - 1, nullptr).ok());
+  EXPECT_FALSE(op->run(a.get(), 4, nullptr, y.get(), nullptr, bytes, nullptr).ok());
+  EXPECT_FALSE(
+      op->run(a.get(), 4, nullptr, y.get(), static_cast<char*>(ws.get()) + 16, bytes, nullptr)
+          .ok());
+  EXPECT_FALSE(
+      op->run(static_cast<char*>(a.get()) + 2, 4, nullptr, y.get(), ws.get(), bytes, nullptr)
+          .ok());
+  EXPECT_FALSE(op->workspace_size(-1, false, &bytes).ok());
+  EXPECT_FALSE(op->workspace_size(1, false, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace sailfish
