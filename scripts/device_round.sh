@@ -54,6 +54,10 @@ for stage in "$@"; do
       bench --tiers dense,auto -m 256,1024,4096 --json "$out/dense_large.json" \
         > "$out/dense_large.log" 2>&1
       note "dense large: rc=$?" ;;
+    int8)
+      bench --tiers decode,auto -m 1,16,1024,4096 --bits 8 --json "$out/int8.json" \
+        > "$out/int8.log" 2>&1
+      note "int8: rc=$?" ;;
     bench-default)
       bench --json "$out/bench_default.json" > "$out/bench_default.log" 2>&1
       note "bench default: rc=$?" ;;

@@ -66,21 +66,21 @@ SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
   return m <= 8 ? 1 : m <= 16 ? 2 : m <= 24 ? 3 : m <= 32 ? 4 : m <= 48 ? 6 : 8;
 }
 
-// Split-K depth: about kTargetCtasPerSm CTAs per SM (fewer than fit: a sweep on the H200 found
-// 8 splits of N = K = 4096 at M = 1 faster than the 16 that filling every slot gives, the extra
-// CTAs costing more in ramp and partial sums than they add in loads in flight), never below
-// kMinBlocksPerSplit k-blocks per split.
-// Worked example, H200 (132 SMs), N = 4096 (64 strips), K = 4096 (64 k-blocks), M = 1:
-// target 528 CTAs, 64 strips -> ceil(528 / 64) = 9 splits, capped at 64 / 4 = 16: 9 splits of
-// 7-8 k-blocks. N = 57344 (896 strips) needs no split.
-constexpr int kTargetCtasPerSm = 4;
+// Split-K depth: the largest that keeps the grid within one wave (sm_count * ctas_per_sm CTAs),
+// at least 1, never below min_blocks_per_split k-blocks per split. A second, partial wave costs
+// more than the extra loads in flight give: on the H200 (warp-split kernel, int4 g128) grids of
+// 1.1-1.3 waves ran 20-45% slower than the split depth just below, and the depth that fills one
+// wave was the fastest or within 13% of it on all 16 (shape, M in {1, 16}) cases of a 1-8 sweep
+// (docs/perf/decode.md).
+// Worked example, H200 (132 SMs), warp-split kernel at M = 1 (3 CTAs/SM: 396 slots):
+//   l3-70b.o, N = K = 8192 (128 strips, 128 k-blocks): 396 / 128 -> 3 splits (384 CTAs);
+//   l3-8b.qkv, N = 6144 (96 strips): 4 splits; l3-8b.gate_up (448 strips): 1 split.
 SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int64_t k_blocks,
                                          int sm_count, int ctas_per_sm,
                                          int min_blocks_per_split = kMinBlocksPerSplit) {
   const int64_t base = n_blocks * m_groups;
-  const int64_t target =
-      int64_t(sm_count) * (ctas_per_sm < kTargetCtasPerSm ? ctas_per_sm : kTargetCtasPerSm);
-  int64_t splits = (target + base - 1) / base;
+  const int64_t slots = int64_t(sm_count) * ctas_per_sm;
+  int64_t splits = slots / base;
   const int64_t cap = k_blocks / min_blocks_per_split > 0 ? k_blocks / min_blocks_per_split : 1;
   if (splits > cap) splits = cap;
   if (splits < 1) splits = 1;

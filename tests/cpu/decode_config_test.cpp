@@ -23,19 +23,21 @@ TEST(DecodeConfig, SplitsTileEveryKBlockOnce) {
 }
 
 TEST(DecodeConfig, SplitCountWorkedExamples) {
-  // The worked example in config.h: H200, 4 CTAs/SM, N = K = 4096.
-  EXPECT_EQ(split_count(64, 1, 64, 132, 4), 9);
-  EXPECT_EQ(split_count(64, 1, 64, 132, 12), 9);  // occupancy above the target does not add splits
-  // Wide layers fill the machine with strips alone.
-  EXPECT_EQ(split_count(896, 1, 128, 132, 4), 1);
-  // Never below kMinBlocksPerSplit blocks per split, never below one split.
+  // The worked examples in config.h: H200, warp-split kernel at M = 1, 3 CTAs/SM.
+  EXPECT_EQ(split_count(128, 1, 128, 132, 3, kWarpSplitMinBlocksPerSplit), 3);
+  EXPECT_EQ(split_count(96, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 4);
+  EXPECT_EQ(split_count(448, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 1);
+  // Never past one wave, never below the minimum blocks per split, never below one split.
   EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
   EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
   for (int64_t n_blocks : {1, 2, 64, 171}) {
     for (int64_t k_blocks : {1, 5, 64, 448}) {
-      const int s = split_count(n_blocks, 1, k_blocks, 132, 6);
-      EXPECT_GE(s, 1);
-      EXPECT_LE(s, std::max<int64_t>(1, k_blocks / kMinBlocksPerSplit));
+      for (int occupancy : {1, 3, 6}) {
+        const int s = split_count(n_blocks, 1, k_blocks, 132, occupancy);
+        EXPECT_GE(s, 1);
+        EXPECT_LE(s, std::max<int64_t>(1, k_blocks / kMinBlocksPerSplit));
+        if (s > 1) EXPECT_LE(n_blocks * s, int64_t(132) * occupancy);
+      }
     }
   }
 }
