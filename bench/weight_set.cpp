@@ -149,27 +149,7 @@ const void* PackedWeightSet::copy_begin(int copy) const {
 
 Status PackedWeightSet::download_first(PackedWeight* host) const {
   if (views_.empty()) return invalid_argument("PackedWeightSet::download_first: empty set");
-  const DeviceWeight& v = views_.front();
-  const PackedGeometry& g = v.geometry;
-  PackedWeight p;
-  p.geometry = g;
-  p.scale_dtype = v.scale_dtype;
-  p.zero_kind = v.zero_kind;
-  const size_t meta = static_cast<size_t>(g.scale_rows * g.n_pad);
-  p.codes.resize(static_cast<size_t>(g.code_bytes()));
-  p.scales.resize(meta);
-  SF_CUDA_CHECK(cudaMemcpy(p.codes.data(), v.codes, p.codes.size(), cudaMemcpyDeviceToHost));
-  SF_CUDA_CHECK(cudaMemcpy(p.scales.data(), v.scales, meta * 2, cudaMemcpyDeviceToHost));
-  if (v.zero_fold != nullptr) {
-    p.zero_fold.resize(meta);
-    SF_CUDA_CHECK(cudaMemcpy(p.zero_fold.data(), v.zero_fold, meta * 2, cudaMemcpyDeviceToHost));
-  }
-  if (v.perm != nullptr) {
-    p.perm.resize(static_cast<size_t>(g.k));
-    SF_CUDA_CHECK(cudaMemcpy(p.perm.data(), v.perm, p.perm.size() * 4, cudaMemcpyDeviceToHost));
-  }
-  *host = std::move(p);
-  return Status();
+  return download(views_.front(), host);
 }
 
 Status DenseWeightSet::create(int64_t n, int64_t k, DType dtype, int copies, uint64_t seed,

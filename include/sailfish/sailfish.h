@@ -34,6 +34,10 @@ struct DeviceWeight {
   const int32_t* perm = nullptr;    // [k] act-order permutation, or null
 };
 
+// Copies a device weight's arrays back to the host (synchronous): codes, scales, zero_fold and
+// perm. zero_points are not kept on the device, so they stay empty.
+Status download(const DeviceWeight& weight, PackedWeight* host);
+
 // Owns the device memory of one packed weight (cudaMalloc'd by upload, freed on destruction).
 class DeviceWeightStorage {
  public:

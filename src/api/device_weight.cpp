@@ -111,30 +111,38 @@ Status DeviceWeightStorage::upload(const PackedWeight& host, DeviceWeightStorage
   return Status();
 }
 
-Status DeviceWeightStorage::download(PackedWeight* host) const {
-  if (host == nullptr) return invalid_argument("DeviceWeightStorage::download: host is null");
-  if (base_ == nullptr) return invalid_argument("DeviceWeightStorage::download: nothing allocated");
-  const DeviceWeight& v = view_;
-  const PackedGeometry& geo = v.geometry;
+Status download(const DeviceWeight& weight, PackedWeight* host) {
+  if (host == nullptr) return invalid_argument("download: host is null");
+  if (weight.codes == nullptr || weight.scales == nullptr) {
+    return invalid_argument("download: the weight's codes or scales are null");
+  }
+  const PackedGeometry& geo = weight.geometry;
   PackedWeight p;
   p.geometry = geo;
-  p.scale_dtype = v.scale_dtype;
-  p.zero_kind = v.zero_kind;
+  p.scale_dtype = weight.scale_dtype;
+  p.zero_kind = weight.zero_kind;
   const size_t meta = static_cast<size_t>(geo.scale_rows * geo.n_pad);
   p.codes.resize(static_cast<size_t>(geo.code_bytes()));
   p.scales.resize(meta);
-  SF_CUDA_CHECK(cudaMemcpy(p.codes.data(), v.codes, p.codes.size(), cudaMemcpyDeviceToHost));
-  SF_CUDA_CHECK(cudaMemcpy(p.scales.data(), v.scales, meta * 2, cudaMemcpyDeviceToHost));
-  if (v.zero_fold != nullptr) {
+  SF_CUDA_CHECK(cudaMemcpy(p.codes.data(), weight.codes, p.codes.size(), cudaMemcpyDeviceToHost));
+  SF_CUDA_CHECK(cudaMemcpy(p.scales.data(), weight.scales, meta * 2, cudaMemcpyDeviceToHost));
+  if (weight.zero_fold != nullptr) {
     p.zero_fold.resize(meta);
-    SF_CUDA_CHECK(cudaMemcpy(p.zero_fold.data(), v.zero_fold, meta * 2, cudaMemcpyDeviceToHost));
+    SF_CUDA_CHECK(
+        cudaMemcpy(p.zero_fold.data(), weight.zero_fold, meta * 2, cudaMemcpyDeviceToHost));
   }
-  if (v.perm != nullptr) {
+  if (weight.perm != nullptr) {
     p.perm.resize(static_cast<size_t>(geo.k));
-    SF_CUDA_CHECK(cudaMemcpy(p.perm.data(), v.perm, p.perm.size() * 4, cudaMemcpyDeviceToHost));
+    SF_CUDA_CHECK(
+        cudaMemcpy(p.perm.data(), weight.perm, p.perm.size() * 4, cudaMemcpyDeviceToHost));
   }
   *host = std::move(p);
   return Status();
+}
+
+Status DeviceWeightStorage::download(PackedWeight* host) const {
+  if (base_ == nullptr) return invalid_argument("DeviceWeightStorage::download: nothing allocated");
+  return sailfish::download(view_, host);
 }
 
 }  // namespace sailfish

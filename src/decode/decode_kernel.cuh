@@ -89,6 +89,40 @@ __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int tok
   }
 }
 
+// Copies the activation slice of k-block kb into a stage (at stage_act): tokens
+// [token0, token0 + 8 kTiles) x 64 columns as 16-byte chunks, chunk index XOR (row % 8) so that
+// ldmatrix's eight rows hit eight bank groups; tokens >= m and columns >= k are zero-filled.
+// Thread `index` of `count` cooperating threads.
+template <typename T, int kTiles>
+__device__ __forceinline__ void copy_activation_slice(const DecodeParams& p, uint32_t stage_act,
+                                                      int token0, int kb, int index, int count) {
+  const T* act = static_cast<const T*>(p.a);
+#pragma unroll
+  for (int c = index; c < kTiles * kTokensPerTile * 8; c += count) {
+    const int row = c / 8, chunk = c % 8;
+    const int token = token0 + row, column = kb * 64 + chunk * 8;
+    const bool valid = token < p.m && column < p.k;
+    const T* src = valid ? act + int64_t(token) * p.lda + column : act;
+    gpu::cp_async_16(stage_act + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
+  }
+}
+
+// Writes one mma C fragment (16 weight rows from n_base x 8 tokens from token_base). c0, c1 =
+// (row g, tokens 2t, 2t+1), c2, c3 = (row g + 8, same tokens). Lanes g and g ^ 1 (lane ^ 4) swap
+// halves so each lane owns two adjacent output columns for two tokens: even g keeps rows
+// (g, g + 1), odd g rows (g + 7, g + 8).
+template <typename T>
+__device__ __forceinline__ void store_fragment(const DecodeParams& p, const float (&c)[4],
+                                               int n_base, int token_base, int lane, int split) {
+  const bool odd = (lane >> 2) & 1;
+  const int n0 = n_base + (odd ? (lane / 4) + 7 : (lane / 4));
+  const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
+  const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
+  const int token = token_base + 2 * (lane % 4);
+  store_output_pair<T>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
+  store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
+}
+
 }  // namespace detail
 
 template <typename T, int kBits, int kTiles>
@@ -109,7 +143,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const uint32_t smem_base = gpu::shared_address(smem);
   const bool has_zero = p.zero_fold != nullptr;
   const int meta_rows = p.group_shift >= 6 ? 1 : (64 >> p.group_shift);
-  const T* act = static_cast<const T*>(p.a);
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
   const int run_offset = (warp * 32 + lane) * kRunBytes;
@@ -137,16 +170,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     }
   };
   auto issue_activations = [&](int index, int slot) {
-    const int kb = kb_begin + index;
-    const uint32_t stage = smem_base + slot * kStage;
-#pragma unroll
-    for (int c = threadIdx.x; c < kTiles * kTokensPerTile * 8; c += kThreads) {
-      const int row = c / 8, chunk = c % 8;
-      const int token = token0 + row, column = kb * 64 + chunk * 8;
-      const bool valid = token < p.m && column < p.k;
-      const T* src = valid ? act + int64_t(token) * p.lda + column : act;
-      gpu::cp_async_16(stage + kW + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
-    }
+    detail::copy_activation_slice<T, kTiles>(p, smem_base + slot * kStage + kW, token0,
+                                             kb_begin + index, threadIdx.x, kThreads);
   };
 
   // acc: the current scale group's partial sums of (q - 8) * a, exact small integers times
@@ -277,19 +302,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   gpu::cp_async_wait<0>();
   if (current_group >= 0) flush_group();
 
-  // Epilogue. C fragment: c0, c1 = (row g, tokens 2t, 2t+1), c2, c3 = (row g + 8, same tokens).
-  // Lanes g and g ^ 1 (lane ^ 4) swap halves so each lane owns two adjacent output columns for
-  // two tokens: even g keeps rows (g, g + 1), odd g rows (g + 7, g + 8).
-  const bool odd = (lane >> 2) & 1;
-  const int n0 = strip * 64 + warp * 16 + (odd ? (lane / 4) + 7 : (lane / 4));
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
-    const float* c = total[tt];
-    const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
-    const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
-    const int token = token0 + tt * kTokensPerTile + 2 * (lane % 4);
-    detail::store_output_pair<T>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
-    detail::store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
+    detail::store_fragment<T>(p, total[tt], strip * 64 + warp * 16,
+                              token0 + tt * kTokensPerTile, lane, split);
   }
 }
 

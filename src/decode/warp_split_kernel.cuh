@@ -58,7 +58,6 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t region_address = gpu::shared_address(region);
   const bool has_zero = p.zero_fold != nullptr;
   const int meta_rows = p.group_shift >= 6 ? 1 : (64 >> p.group_shift);
-  const T* act = static_cast<const T*>(p.a);
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
 
@@ -86,16 +85,8 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
   auto issue_activations = [&](int index, int slot) {
-    const int kb = kb_begin + index;
-    const uint32_t stage = region_address + slot * kStage;
-#pragma unroll
-    for (int c = lane; c < kTiles * kTokensPerTile * 8; c += 32) {
-      const int row = c / 8, chunk = c % 8;
-      const int token = token0 + row, column = kb * 64 + chunk * 8;
-      const bool valid = token < p.m && column < p.k;
-      const T* src = valid ? act + int64_t(token) * p.lda + column : act;
-      gpu::cp_async_16(stage + kW + row * 128 + ((chunk ^ (row & 7)) << 4), src, valid ? 16 : 0);
-    }
+    detail::copy_activation_slice<T, kTiles>(p, region_address + slot * kStage + kW, token0,
+                                             kb_begin + index, lane, 32);
   };
 
   float acc[4][kTiles][4], total[4][kTiles][4];
@@ -267,18 +258,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // Epilogue: as decode_kernel.cuh, for each of the four n16 groups.
-  const bool odd = (lane >> 2) & 1;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const int n0 = strip * 64 + j * 16 + (odd ? row_g + 7 : row_g);
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
-      const float* c = total[j][tt];
-      const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
-      const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
-      const int token = token0 + tt * kTokensPerTile + 2 * (lane % 4);
-      detail::store_output_pair<T>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
-      detail::store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
+      detail::store_fragment<T>(p, total[j][tt], strip * 64 + j * 16,
+                                token0 + tt * kTokensPerTile, lane, split);
     }
   }
 }

@@ -1,6 +1,7 @@
 // The packed format: bit-exact round trips, and the fragment invariants the kernels rely on.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <tuple>
 
@@ -146,8 +147,9 @@ TEST(PackedFormat, MagicNumberDequantizationOfEveryCode) {
   }
 }
 
-// W = (q - bias) * s + fold, fold = round((bias - zp) * s): one extra rounding, bounded by half an
-// ulp of |(bias - zp) * s| <= 2^bits * |s|.
+// W = (q - bias) * s + fold, fold = round((bias - zp) * s): one extra rounding (through float,
+// then the 16-bit type), bounded by one unit roundoff of |(bias - zp) * s| — plus, in fp16, the
+// subnormal spacing 2^-24 for folds that small (zero points close to the bias).
 TEST(PackedFormat, ZeroFoldMatchesDequantization) {
   std::mt19937_64 rng(test_seed() + 13);
   for (DType dtype : {DType::kF16, DType::kBF16}) {
@@ -160,14 +162,16 @@ TEST(PackedFormat, ZeroFoldMatchesDequantization) {
       const QuantizedWeight w = random_weight(rng, spec);
       PackedWeight p;
       ASSERT_TRUE(pack(w, dtype, &p).ok());
-      const double ulp = dtype == DType::kBF16 ? 1.0 / 256 : 1.0 / 2048;
+      const double unit_roundoff = dtype == DType::kBF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+      const double subnormal_spacing = dtype == DType::kF16 ? std::ldexp(1.0, -24) : 0.0;
       for (int64_t g = 0; g < w.num_groups(); ++g) {
         for (int64_t nn = 0; nn < w.n; ++nn) {
           const size_t i = static_cast<size_t>(g * p.geometry.n_pad + nn);
           const double s = bits_to_float(p.scales[i], dtype);
           const double fold = bits_to_float(p.zero_fold[i], dtype);
           const double exact = (8 - w.zero_point(g, nn)) * s;
-          EXPECT_LE(std::abs(fold - exact), std::abs(exact) * ulp + 1e-30);
+          EXPECT_LE(std::abs(fold - exact), 2 * unit_roundoff * std::abs(exact) + subnormal_spacing)
+              << "scale " << s << " zero point " << w.zero_point(g, nn);
         }
       }
     }
