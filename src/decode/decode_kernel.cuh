@@ -123,6 +123,42 @@ __device__ __forceinline__ void store_fragment(const DecodeParams& p, const floa
   store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
 }
 
+// The cp.async pipeline both decode kernels run. A stage is issued in two parts: the weight run
+// and scale rows (which no earlier kernel writes) and the activation slice (which the previous
+// kernel may still be producing). The prologue fills kStages - 1 stages: the weights of all of
+// them first, before waiting for the previous kernel (programmatic dependent launch: the weight
+// stream starts while it drains), so they join commit group 0; group i then holds stage i's
+// activations. Every later step commits exactly one group (possibly empty), so
+// wait_group<kStages - 2> always means "stage i and everything before it have landed".
+template <typename IssueWeights, typename IssueActivations>
+__device__ __forceinline__ void fill_pipeline(int num_blocks, IssueWeights&& issue_weights,
+                                              IssueActivations&& issue_activations) {
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < num_blocks) issue_weights(i, i);
+  }
+  gpu::wait_for_previous_grid();
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < num_blocks) issue_activations(i, i);
+    gpu::cp_async_commit();
+  }
+  gpu::allow_next_grid();
+}
+
+// After stage i has landed and been made visible: refill the slot stage i - 1 used with stage
+// i + kStages - 1 (if any), and commit one group either way.
+template <typename IssueWeights, typename IssueActivations>
+__device__ __forceinline__ void refill_pipeline(int i, int num_blocks, int write_slot,
+                                                IssueWeights&& issue_weights,
+                                                IssueActivations&& issue_activations) {
+  if (i + kStages - 1 < num_blocks) {
+    issue_weights(i + kStages - 1, write_slot);
+    issue_activations(i + kStages - 1, write_slot);
+  }
+  gpu::cp_async_commit();
+}
+
 }  // namespace detail
 
 template <typename T, int kBits, int kTiles>
@@ -147,8 +183,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const T* folds = static_cast<const T*>(p.zero_fold);
   const int run_offset = (warp * 32 + lane) * kRunBytes;
 
-  // A stage is issued in two parts: the weight run and scale rows (which no earlier kernel
-  // writes) and the activation slice (which the previous kernel may still be producing).
   auto issue_weights = [&](int index, int slot) {
     const int kb = kb_begin + index;
     const uint32_t stage = smem_base + slot * kStage;
@@ -200,22 +234,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     }
   };
 
-  // Fill kStages - 1 stages. The weights of all of them go first, before waiting for the
-  // previous kernel (programmatic dependent launch: the weight stream starts while it drains), so
-  // they join commit group 0; group i then holds stage i's activations. Every iteration commits
-  // exactly one group (possibly empty), so wait_group<kStages - 2> always means "stage i and
-  // everything before it have landed".
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
-    if (i < num_blocks) issue_weights(i, i);
-  }
-  gpu::wait_for_previous_grid();
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
-    if (i < num_blocks) issue_activations(i, i);
-    gpu::cp_async_commit();
-  }
-  gpu::allow_next_grid();
+  detail::fill_pipeline(num_blocks, issue_weights, issue_activations);
 
   const int row_in_strip = warp * 16 + lane / 4;  // A-fragment row g of this warp's n16 group
   int read_slot = 0, write_slot = kStages - 1;
@@ -225,11 +244,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     // and the scale rows read bytes other lanes copied) and guarantees that stage i - 1, whose
     // slot the next copy overwrites, is no longer being read.
     __syncthreads();
-    if (i + kStages - 1 < num_blocks) {
-      issue_weights(i + kStages - 1, write_slot);
-      issue_activations(i + kStages - 1, write_slot);
-    }
-    gpu::cp_async_commit();
+    detail::refill_pipeline(i, num_blocks, write_slot, issue_weights, issue_activations);
 
     const uint8_t* stage = smem + read_slot * kStage;
     const uint32_t stage_address = smem_base + read_slot * kStage;

@@ -114,19 +114,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  // Prologue as in decode_kernel.cuh: weights and scales of the first stages before waiting for
-  // the previous kernel (programmatic dependent launch), activations after.
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
-    if (i < num_blocks) issue_weights(i, i);
-  }
-  gpu::wait_for_previous_grid();
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
-    if (i < num_blocks) issue_activations(i, i);
-    gpu::cp_async_commit();
-  }
-  gpu::allow_next_grid();
+  detail::fill_pipeline(num_blocks, issue_weights, issue_activations);
 
   const int row_g = lane / 4;
   int read_slot = 0, write_slot = kStages - 1;
@@ -135,11 +123,7 @@ __global__ void __launch_bounds__(kThreads)
     // NOTE: makes the stage's activation and scale bytes (copied by other lanes) visible to the
     // whole warp, and guarantees no lane still reads the slot the next copy overwrites.
     __syncwarp();
-    if (i + kStages - 1 < num_blocks) {
-      issue_weights(i + kStages - 1, write_slot);
-      issue_activations(i + kStages - 1, write_slot);
-    }
-    gpu::cp_async_commit();
+    detail::refill_pipeline(i, num_blocks, write_slot, issue_weights, issue_activations);
 
     const uint8_t* stage = region + read_slot * kStage;
     const uint32_t stage_address = region_address + read_slot * kStage;

@@ -22,23 +22,12 @@ Options decode_options(bool deterministic = false, bool atomic = false) {
   return o;
 }
 
-struct Format {
-  const char* name;
-  int bits;
-  ZeroPointKind zero;
-};
-constexpr Format kFormats[] = {
-    {"u4b8", 4, ZeroPointKind::kNone},     {"u4_zp", 4, ZeroPointKind::kInteger},
-    {"u4_fzp", 4, ZeroPointKind::kFloat},  {"u8b128", 8, ZeroPointKind::kNone},
-    {"u8_zp", 8, ZeroPointKind::kInteger}, {"u8_fzp", 8, ZeroPointKind::kFloat},
-};
-
 class DecodeFormats : public ::testing::TestWithParam<std::tuple<int, int, bool, DType>> {};
 
 TEST_P(DecodeFormats, MatchesReference) {
   SF_SKIP_WITHOUT_GPU();
   const auto [format_index, group_size, act_order, dtype] = GetParam();
-  const Format& f = kFormats[format_index];
+  const testing::WeightFormat& f = testing::kWeightFormats[format_index];
   std::mt19937_64 rng(testing::test_seed() + 201);
   // Odd shape (padding in n and k, k % 8 != 0 forces the activation copy) and an aligned one,
   // long enough in k for several splits.
@@ -68,7 +57,8 @@ TEST_P(DecodeFormats, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllFormats, DecodeFormats,
-    ::testing::Combine(::testing::Range(0, 6), ::testing::Values(16, 32, 64, 128, 256, -1),
+    ::testing::Combine(::testing::Range(0, testing::kWeightFormatCount),
+                       ::testing::Values(16, 32, 64, 128, 256, -1),
                        ::testing::Bool(), ::testing::Values(DType::kF16, DType::kBF16)));
 
 // Every M of the issue's list (every token-tile count, several M groups past 64), both split

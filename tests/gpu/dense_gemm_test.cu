@@ -14,20 +14,6 @@ namespace {
 using testing::GemmCase;
 using testing::RandomWeightSpec;
 
-// The formats Sailfish serves, as (bits, zero kind): u4b8, u4 + integer zero points (AWQ, and
-// MatMulNBits packed uint8), u8b128, u8 + integer zero points, and float zero points (MatMulNBits
-// typed) at both widths.
-struct Format {
-  const char* name;
-  int bits;
-  ZeroPointKind zero;
-};
-constexpr Format kFormats[] = {
-    {"u4b8", 4, ZeroPointKind::kNone},      {"u4_zp", 4, ZeroPointKind::kInteger},
-    {"u4_fzp", 4, ZeroPointKind::kFloat},   {"u8b128", 8, ZeroPointKind::kNone},
-    {"u8_zp", 8, ZeroPointKind::kInteger},  {"u8_fzp", 8, ZeroPointKind::kFloat},
-};
-
 Options dense_options() {
   Options o;
   o.tier = Tier::kDense;
@@ -40,7 +26,7 @@ class DenseFormats
 TEST_P(DenseFormats, MatchesReference) {
   SF_SKIP_WITHOUT_GPU();
   const auto [format_index, group_size, act_order, dtype] = GetParam();
-  const Format& f = kFormats[format_index];
+  const testing::WeightFormat& f = testing::kWeightFormats[format_index];
   std::mt19937_64 rng(testing::test_seed() + 101);
   // An odd shape (padding in both dimensions) and an aligned one; two M values each.
   const int64_t shapes[][2] = {{200, 520}, {128, 512}};
@@ -68,7 +54,8 @@ TEST_P(DenseFormats, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllFormats, DenseFormats,
-    ::testing::Combine(::testing::Range(0, 6), ::testing::Values(32, 64, 128, 256, -1),
+    ::testing::Combine(::testing::Range(0, testing::kWeightFormatCount),
+                       ::testing::Values(32, 64, 128, 256, -1),
                        ::testing::Bool(), ::testing::Values(DType::kF16, DType::kBF16)));
 
 // Every M of the issue's list on one format per bit width, both activation types.

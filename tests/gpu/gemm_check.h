@@ -14,6 +14,21 @@
 
 namespace sailfish::testing {
 
+// The weight formats Sailfish serves, as (bits, zero kind): u4b8 (GPTQ), u4 with integer zero
+// points (AWQ, MatMulNBits packed uint8), u4 with float zero points (MatMulNBits typed), and the
+// same three at 8 bits. Every tier test iterates this table.
+struct WeightFormat {
+  const char* name;
+  int bits;
+  ZeroPointKind zero;
+};
+inline constexpr WeightFormat kWeightFormats[] = {
+    {"u4b8", 4, ZeroPointKind::kNone},     {"u4_zp", 4, ZeroPointKind::kInteger},
+    {"u4_fzp", 4, ZeroPointKind::kFloat},  {"u8b128", 8, ZeroPointKind::kNone},
+    {"u8_zp", 8, ZeroPointKind::kInteger}, {"u8_fzp", 8, ZeroPointKind::kFloat},
+};
+inline constexpr int kWeightFormatCount = sizeof(kWeightFormats) / sizeof(kWeightFormats[0]);
+
 struct GemmCase {
   QuantizedWeight weight;
   DType dtype = DType::kBF16;
