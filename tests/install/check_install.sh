@@ -6,8 +6,10 @@ build=$1
 source=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-cmake -S "$source/tests/install/consumer" -B "$work/consumer" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
-cmake --build "$work/consumer" > "$work/build.log"
+# Each step prints its log when it fails (the logs die with the temporary folder).
+run() { local log=$1; shift; "$@" > "$log" 2>&1 || { cat "$log"; exit 1; }; }
+run "$work/install.log" cmake --install "$build" --prefix "$work/prefix"
+run "$work/configure.log" cmake -S "$source/tests/install/consumer" -B "$work/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix"
+run "$work/build.log" cmake --build "$work/consumer"
 "$work/consumer/consumer"
