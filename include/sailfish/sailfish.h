@@ -126,6 +126,18 @@ struct DecodePlan {
   size_t partials_offset = 0;
 };
 
+// Prefill-tier launch configuration (filled by plan(); see src/prefill/config.h).
+struct PrefillPlan {
+  int tokens = 0;                 // tokens per CTA tile (wgmma N): 128 or 256
+  int n_tiles = 0;                // 128-row weight tiles
+  int m_tiles = 0;                // token tiles
+  int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)
+  int grid = 0;                   // persistent CTAs
+  bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
+  size_t activation_offset = 0;   // workspace offsets (bytes)
+  size_t partials_offset = 0;
+};
+
 struct Plan {
   Problem problem;
   Tier tier = Tier::kDense;
@@ -137,6 +149,7 @@ struct Plan {
   // Dense tier: rows of W dequantized per chunk (== n_pad when not chunked).
   int64_t dense_chunk_rows = 0;
   DecodePlan decode;
+  PrefillPlan prefill;
   size_t workspace_bytes = 0;
   std::string reason;  // why this tier: for logs and the bench
 };

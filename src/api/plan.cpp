@@ -6,15 +6,15 @@
 #include "common/cuda_check.h"
 #include "decode/launch.h"
 #include "dense/config.h"
+#include "prefill/launch.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
 
 namespace {
 
-// Auto dispatch: M from which the dense tier takes over from the decode tier.
-// Provisional (no prefill tier yet): decode serves up to 64 tokens per CTA; measured crossovers
-// are in docs/perf/ and replace this value when they are taken.
+// Auto dispatch: M from which the decode tier hands over (to prefill where it can run, else to
+// dense). Decode serves up to 64 tokens per CTA; the measured crossovers are in docs/perf/.
 constexpr int64_t kDefaultDenseMinM = 65;
 
 size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
@@ -113,8 +113,10 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   const int64_t dense_min_m = resolved.dense_min_m.value_or(kDefaultDenseMinM);
   switch (resolved.tier) {
     case Tier::kPrefill:
-      return unsupported("tier prefill is not available in this build yet; available: auto, "
-                         "decode, dense");
+      SF_RETURN_IF_ERROR(prefill::prefill_available(device));
+      p.tier = Tier::kPrefill;
+      p.reason = "forced";
+      break;
     case Tier::kDecode:
       p.tier = Tier::kDecode;
       p.reason = "forced";
@@ -124,14 +126,23 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
       p.reason = "forced";
       break;
     case Tier::kAuto:
-      p.tier = problem.m < dense_min_m ? Tier::kDecode : Tier::kDense;
-      p.reason = detail::concat("auto: m ", problem.m, problem.m < dense_min_m ? " < " : " >= ",
-                                "dense_min_m ", dense_min_m);
+      if (problem.m < dense_min_m) {
+        p.tier = Tier::kDecode;
+        p.reason = detail::concat("auto: m ", problem.m, " < dense_min_m ", dense_min_m);
+      } else {
+        const Status prefill = prefill::prefill_available(device);
+        p.tier = prefill.ok() ? Tier::kPrefill : Tier::kDense;
+        p.reason = detail::concat("auto: m ", problem.m, " >= dense_min_m ", dense_min_m,
+                                  prefill.ok() ? "" : "; prefill unavailable: ",
+                                  prefill.ok() ? "" : prefill.message());
+      }
       break;
   }
   if (p.tier == Tier::kDecode) {
     SF_RETURN_IF_ERROR(
         decode::plan_decode(resolved.decode_splits, resolved.decode_warp_split, &p));
+  } else if (p.tier == Tier::kPrefill) {
+    SF_RETURN_IF_ERROR(prefill::plan_prefill(&p));
   } else {
     plan_dense(resolved, &p);
   }

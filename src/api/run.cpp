@@ -6,6 +6,7 @@
 #include "decode/launch.h"
 #include "dense/config.h"
 #include "dense/launch.h"
+#include "prefill/launch.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
@@ -108,6 +109,7 @@ Status run(const Plan& plan, const RunArgs& args, void* workspace, size_t worksp
   switch (plan.tier) {
     case Tier::kDense: return run_dense(plan, args, workspace, context, stream);
     case Tier::kDecode: return decode::run_decode(plan, args, workspace, stream);
+    case Tier::kPrefill: return prefill::run_prefill(plan, args, workspace, stream);
     default:
       return internal_error("run: plan has tier ", tier_name(plan.tier), " which is not built");
   }

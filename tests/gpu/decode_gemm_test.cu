@@ -158,7 +158,7 @@ TEST(DecodeOddShapes, RoutersAndShards) {
   }
 }
 
-// The auto tier sends small M to decode and large M to dense.
+// The auto tier sends small M to decode and large M to prefill (dense where prefill cannot run).
 TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 205);
@@ -174,7 +174,7 @@ TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
   c.m = 1024;
   r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kDense);
+  EXPECT_NE(r.tier, Tier::kDecode);
 }
 
 }  // namespace

@@ -154,7 +154,9 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   // implementation happened to get right.
   const double ulp = c.dtype == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
   double atol = 1e-6 + 0.25 * ulp * ref_max;
-  r.splits = plan.tier == Tier::kDecode ? plan.decode.splits : 1;
+  r.splits = plan.tier == Tier::kDecode    ? plan.decode.splits
+             : plan.tier == Tier::kPrefill ? plan.prefill.splits
+                                           : 1;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;
   std::ostringstream msg;
   msg << "tier " << tier_name(plan.tier) << " splits=" << r.splits << " m=" << c.m << " n=" << w.n << " k=" << w.k

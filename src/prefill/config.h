@@ -1,0 +1,105 @@
+// Prefill tier configuration: the CTA tile, the shared-memory stage formula, the work-unit order
+// and the split heuristic, usable on host and device so CPU tests can check them.
+//
+// The prefill tier computes the swapped product Y^T[n][m] = W[n][k] . A[m][k]^T with
+// wgmma.m64nNk16: the dequantized weight is the register-sourced A operand (64 weight rows per
+// consumer warpgroup), the activations the shared-memory B operand (N = the CTA's tokens, read
+// through a 128-byte-swizzled descriptor). One packed int4 word is exactly one lane's A fragment
+// of a 16 x 16 weight slice (docs/FORMAT.md), so dequantization writes wgmma's registers directly.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define SF_PREFILL_HD __host__ __device__
+#else
+#define SF_PREFILL_HD
+#endif
+
+namespace sailfish::prefill {
+
+// Warp specialization: warpgroup 0 produces (one thread issues every copy), warpgroups 1 and 2
+// consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kRowsPerCta = 64 * kConsumers;
+// setmaxnreg budgets (multiples of 8; 40 + 2 x 232 fits 504 per thread-triple of 384 threads:
+// 64K registers / 128 threads per warpgroup).
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+
+// Scale rows one k-block can need: group 16 gives 4 per 64 columns.
+constexpr int kMaxMetaRows = 4;
+// Per consumer: [scales | zero folds] x kMaxMetaRows rows x 64 weight rows x 2 bytes.
+constexpr int kMetaBytesPerConsumer = 2 * kMaxMetaRows * 64 * 2;
+
+SF_PREFILL_HD constexpr int block_bytes(int bits) { return 64 * 64 * bits / 8; }
+// A stage: [activations: tokens x 128 B, swizzled] [weights: one block per consumer] [meta].
+// Every part's size is a multiple of 1024, so each stage's activation tile stays 1024-aligned as
+// the 128-byte swizzle requires.
+SF_PREFILL_HD constexpr int activation_stage_bytes(int tokens) { return tokens * 128; }
+SF_PREFILL_HD constexpr int stage_bytes(int bits, int tokens) {
+  return activation_stage_bytes(tokens) + kConsumers * block_bytes(bits) +
+         kConsumers * kMetaBytesPerConsumer;
+}
+// As many stages as fit in 220 KB (leaving room for the barriers and the 1 KB alignment slack),
+// at most 8.
+SF_PREFILL_HD constexpr int stage_count(int bits, int tokens) {
+  return (220 * 1024) / stage_bytes(bits, tokens) < 8 ? (220 * 1024) / stage_bytes(bits, tokens)
+                                                      : 8;
+}
+SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens) {
+  // + 1024: the dynamic shared memory base is only 16-byte aligned; + 256: the barriers.
+  return stage_count(bits, tokens) * stage_bytes(bits, tokens) + 1024 + 256;
+}
+static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
+static_assert(stage_count(8, 256) >= 4, "the deepest tile keeps four stages");
+static_assert(shared_bytes(8, 256) <= 227 * 1024, "fits an SM");
+
+// Work units: (n tile, m tile, k split), numbered so that CTAs running at the same time share
+// weights and activations in L2: n tiles are grouped into panels of kPanelTiles; inside a panel
+// the n tile varies fastest, then the m tile; panels, then splits, last.
+constexpr int kPanelTiles = 16;
+
+struct UnitCoord {
+  int n_tile, m_tile, split;
+};
+
+SF_PREFILL_HD constexpr UnitCoord unit_coord(int64_t unit, int n_tiles, int m_tiles) {
+  const int64_t per_split = int64_t(n_tiles) * m_tiles;
+  const int split = static_cast<int>(unit / per_split);
+  const int64_t rest = unit % per_split;
+  const int64_t per_panel = int64_t(kPanelTiles) * m_tiles;
+  const int panel = static_cast<int>(rest / per_panel);
+  const int64_t in_panel = rest % per_panel;
+  const int panel_width =
+      n_tiles - panel * kPanelTiles < kPanelTiles ? n_tiles - panel * kPanelTiles : kPanelTiles;
+  return UnitCoord{panel * kPanelTiles + static_cast<int>(in_panel % panel_width),
+                   static_cast<int>(in_panel / panel_width), split};
+}
+
+// Split-K depth: 1 when the tiles fill the SMs; otherwise as many splits as fit in one wave
+// (a partial second wave would cost as much as a full one), keeping at least kMinBlocksPerSplit
+// k-blocks per split and at most kMaxSplits (each split adds an fp32 partial tile that the
+// ordered reduce reads back).
+// Worked example, H200 (132 SMs): l3-8b.o at M = 128 (32 tiles of 128 x 128, 64 k-blocks) ->
+// 4 splits (128 CTAs); l3-8b.qkv at M = 128 (48 tiles) -> 2 splits; M = 4096 -> 1.
+constexpr int kMinBlocksPerSplit = 8;
+constexpr int kMaxSplits = 8;
+SF_PREFILL_HD constexpr int split_count(int64_t tiles, int64_t k_blocks, int sm_count) {
+  if (tiles >= sm_count) return 1;
+  int64_t splits = sm_count / tiles;
+  const int64_t cap = k_blocks / kMinBlocksPerSplit;
+  if (splits > cap) splits = cap;
+  if (splits > kMaxSplits) splits = kMaxSplits;
+  return splits < 1 ? 1 : static_cast<int>(splits);
+}
+
+SF_PREFILL_HD constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
+  return k_blocks * s / splits;
+}
+
+// Token widths compiled (wgmma N): 128 for up to a few hundred tokens, 256 beyond.
+SF_PREFILL_HD constexpr int tokens_for(int64_t m) { return m <= 128 ? 128 : 256; }
+
+}  // namespace sailfish::prefill

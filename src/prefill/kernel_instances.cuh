@@ -1,0 +1,48 @@
+// Definitions behind kernel_instances.h; included only by the per-type translation units.
+#pragma once
+
+#include <type_traits>
+
+#include "common/cuda_check.h"
+#include "common/launch.cuh"
+#include "prefill/kernel_instances.h"
+
+namespace sailfish::prefill {
+
+namespace detail {
+
+template <typename F>
+Status dispatch_tokens(int tokens, F&& f) {
+  switch (tokens) {
+    case 128: return f(std::integral_constant<int, 128>());
+    case 256: return f(std::integral_constant<int, 256>());
+  }
+  return internal_error("prefill: no kernel instance for ", tokens, " tokens per tile");
+}
+
+}  // namespace detail
+
+template <typename T, int kBits>
+Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& params, int tokens,
+                          int grid, bool pdl, cudaStream_t stream) {
+  return detail::dispatch_tokens(tokens, [&](auto width) {
+    constexpr int kTokens = decltype(width)::value;
+    constexpr int kShared = shared_bytes(kBits, kTokens);
+    auto* kernel = prefill_kernel<T, kBits, kTokens>;
+    // Per call: cheap, and keeps the launcher free of per-device state.
+    SF_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared));
+    return gpu::launch(kernel, dim3(grid), dim3(kThreads), kShared, stream, pdl,
+                       "prefill kernel launch", act_map, params);
+  });
+}
+
+template <typename T, int kBits>
+Status main_kernel_binary_version(int* version) {
+  cudaFuncAttributes attributes = {};
+  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, prefill_kernel<T, kBits, 128>));
+  *version = attributes.binaryVersion;
+  return Status();
+}
+
+}  // namespace sailfish::prefill

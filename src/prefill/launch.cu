@@ -1,0 +1,178 @@
+// Prefill tier host side: plan-time configuration (token width, tiles, split depth, workspace)
+// and the launch sequence prep -> main -> reduce.
+#include <algorithm>
+
+#include "common/cuda_check.h"
+#include "common/launch.cuh"
+#include "decode/prep_kernel.cuh"
+#include "prefill/config.h"
+#include "prefill/kernel_instances.h"
+#include "prefill/launch.h"
+#include "prefill/reduce_kernel.cuh"
+#include "prefill/tensor_map.h"
+
+namespace sailfish::prefill {
+
+namespace {
+
+size_t align_up(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+int log2_exact(int64_t value) {
+  int shift = 0;
+  while ((int64_t(1) << shift) < value) ++shift;
+  return shift;
+}
+
+int support_grid(int64_t elements, int sm_count) {
+  const int64_t blocks = (elements + 255) / 256;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(sm_count) * 8)));
+}
+
+}  // namespace
+
+Status prefill_available(int device) {
+  int major = 0, minor = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major != 9 || minor != 0) {
+    return unsupported("tier prefill needs an sm_90 (Hopper) device; device ", device, " is sm_",
+                       major, minor, "; use decode or dense");
+  }
+  int current = 0;
+  SF_CUDA_CHECK(cudaGetDevice(&current));
+  SF_CUDA_CHECK(cudaSetDevice(device));
+  int version = 0;
+  const Status query = main_kernel_binary_version<__nv_bfloat16, 4>(&version);
+  SF_CUDA_CHECK(cudaSetDevice(current));
+  SF_RETURN_IF_ERROR(query);
+  if (version != 90) {
+    return unsupported("tier prefill needs kernels built for sm_90a; this build runs sm_", version,
+                       " code on device ", device,
+                       " (configure with SAILFISH_CUDA_ARCHS containing 90a)");
+  }
+  return Status();
+}
+
+Status plan_prefill(Plan* plan) {
+  const Problem& p = plan->problem;
+  const PackedGeometry& g = p.geometry;
+  PrefillPlan f;
+  const int64_t m = std::max<int64_t>(p.m, 1);
+  f.tokens = tokens_for(m);
+  f.n_tiles = static_cast<int>((g.n_blocks + kConsumers - 1) / kConsumers);
+  const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
+  if (m_tiles > (int64_t(1) << 24)) {
+    return unsupported("prefill: m = ", p.m, " is beyond this tier's range (", int64_t(1) << 24,
+                       " token tiles)");
+  }
+  f.m_tiles = static_cast<int>(m_tiles);
+  const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
+  f.splits = split_count(tiles, g.k_blocks, plan->sm_count);
+  f.grid = static_cast<int>(std::min<int64_t>(tiles * f.splits, plan->sm_count));
+  // TMA needs 16-byte aligned activation rows (k % 8 == 0); act-order needs them permuted.
+  f.copy_activations = p.act_order || g.k % 8 != 0;
+  size_t offset = 0;
+  f.activation_offset = offset;
+  if (f.copy_activations) offset = align_up(offset + size_t(p.m) * g.k_pad * 2, 256);
+  f.partials_offset = offset;
+  if (f.splits > 1) {
+    offset = align_up(offset + size_t(f.splits) * g.n_pad * size_t(f.m_tiles) * f.tokens * 4, 256);
+  }
+  plan->prefill = f;
+  plan->workspace_bytes = offset;
+  return Status();
+}
+
+namespace {
+
+template <typename T>
+Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream) {
+  const Problem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  const PrefillPlan& f = plan.prefill;
+  const DeviceWeight& w = *args.weight;
+  char* ws = static_cast<char*>(workspace);
+  const bool pdl = plan.programmatic_dependent_launch;
+  if (reinterpret_cast<uintptr_t>(w.scales) % 16 != 0 ||
+      (w.zero_fold != nullptr && reinterpret_cast<uintptr_t>(w.zero_fold) % 16 != 0)) {
+    return invalid_argument("run: the prefill tier bulk-copies scale rows; weight scales and "
+                            "zero folds must be 16-byte aligned (cudaMalloc memory is)");
+  }
+
+  const void* a = args.a;
+  int64_t lda = g.k;
+  int64_t columns = g.k;
+  if (f.copy_activations) {
+    decode::PrepParams prep;
+    prep.a = args.a;
+    prep.lda = g.k;
+    prep.a_out = ws + f.activation_offset;
+    prep.perm = w.perm;
+    prep.m = static_cast<int>(p.m);
+    prep.k = static_cast<int>(g.k);
+    prep.k_pad = static_cast<int>(g.k_pad);
+    prep.y = nullptr;
+    prep.bias = nullptr;
+    prep.n = static_cast<int>(g.n);
+    SF_RETURN_IF_ERROR(gpu::launch(decode::prep_kernel<T>,
+                                   dim3(support_grid(p.m * g.k_pad, plan.sm_count)), dim3(256), 0,
+                                   stream, pdl, "prefill prep_kernel launch", prep));
+    a = prep.a_out;
+    lda = g.k_pad;
+    columns = g.k_pad;
+  }
+  CUtensorMap act_map;
+  SF_RETURN_IF_ERROR(
+      make_activation_map(a, p.m, columns, lda, p.act_dtype, f.tokens, &act_map));
+
+  PrefillParams params;
+  params.codes = static_cast<const uint8_t*>(w.codes);
+  params.scales = w.scales;
+  params.zero_fold = w.zero_fold;
+  params.y = args.y;
+  params.bias = f.splits == 1 ? args.bias : nullptr;
+  params.partials = reinterpret_cast<float*>(ws + f.partials_offset);
+  params.m = static_cast<int>(p.m);
+  params.n = static_cast<int>(g.n);
+  params.n_blocks = static_cast<int>(g.n_blocks);
+  params.k_blocks = static_cast<int>(g.k_blocks);
+  params.n_pad = static_cast<int>(g.n_pad);
+  params.m_pad = f.m_tiles * f.tokens;
+  params.group_shift = g.group_size == kChannelwise ? 30 : log2_exact(g.group_rows);
+  params.meta_rows = params.group_shift >= 6 ? 1 : 64 >> params.group_shift;
+  params.n_tiles = f.n_tiles;
+  params.m_tiles = f.m_tiles;
+  params.splits = f.splits;
+  params.epilogue = f.splits == 1 ? PrefillEpilogue::kStore : PrefillEpilogue::kPartials;
+  const Status launched =
+      g.bits == 4 ? launch_main_kernel<T, 4>(act_map, params, f.tokens, f.grid, pdl, stream)
+                  : launch_main_kernel<T, 8>(act_map, params, f.tokens, f.grid, pdl, stream);
+  SF_RETURN_IF_ERROR(launched);
+  if (f.splits > 1) {
+    ReduceParams reduce;
+    reduce.partials = params.partials;
+    reduce.splits = f.splits;
+    reduce.m_pad = params.m_pad;
+    reduce.n_pad = params.n_pad;
+    reduce.m = params.m;
+    reduce.n = params.n;
+    reduce.bias = args.bias;
+    reduce.y = args.y;
+    SF_RETURN_IF_ERROR(gpu::launch(reduce_kernel<T>,
+                                   dim3(support_grid(p.m * g.n, plan.sm_count)), dim3(256), 0,
+                                   stream, pdl, "prefill reduce_kernel launch", reduce));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status run_prefill(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream) {
+  return plan.problem.act_dtype == DType::kF16
+             ? run_typed<__half>(plan, args, workspace, stream)
+             : run_typed<__nv_bfloat16>(plan, args, workspace, stream);
+}
+
+}  // namespace sailfish::prefill

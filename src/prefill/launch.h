@@ -1,0 +1,21 @@
+// Prefill tier host side: the plan-time configuration and the launcher.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "sailfish/sailfish.h"
+
+namespace sailfish::prefill {
+
+// Whether this build and device can run the prefill tier: an sm_90 device and kernels compiled
+// for sm_90a (wgmma, setmaxnreg). On failure the status says which is missing.
+Status prefill_available(int device);
+
+// Fills plan->prefill and plan->workspace_bytes (plan->problem, device and sm_count must be set).
+// Host only.
+Status plan_prefill(Plan* plan);
+
+// Enqueues prep (act-order or unaligned K), the main kernel and the ordered reduce (splits > 1).
+Status run_prefill(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);
+
+}  // namespace sailfish::prefill

@@ -1,0 +1,322 @@
+// Prefill tier kernel: persistent, warp-specialized wgmma + TMA on the packed format (config.h).
+//
+// CTA = 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume. A work unit is one
+// 128-weight-row x kTokens-token output tile over one k-range (the split); CTAs walk the units in
+// the order unit_coord() gives, blockIdx.x, + gridDim.x, ...
+//
+// Producer (one thread): per k-block, waits for the stage to be empty, then
+//   - the activation box [kTokens rows x 64 columns] by TMA (tensor map, 128-byte swizzle; rows
+//     past M and columns past K arrive as zeros),
+//   - each consumer's 64 x 64 packed weight block as one 1D bulk copy (2 KB int4, 4 KB int8: the
+//     in-word permutation is invisible to a byte copy),
+//   - each consumer's scale rows (and zero-fold rows), 128 bytes each,
+// all completing on the stage's "full" mbarrier, which the producer armed with the byte total.
+// Consumers: per k-block, wait "full"; one 16-byte (int4) or two (int8) shared loads per lane give
+// the lane's A fragments for the block's four k16 slices; LOP3 dequantization to exact q - bias
+// pairs, then scale (hmul2) or scale and zero fold (hfma2) in the 16-bit type; four
+// wgmma.m64n<kTokens>k16 with A from those registers and B from the stage's activation tile.
+// Two fragment sets alternate so the dequantization of block i + 1 overlaps the tensor cores on
+// block i; after block i's wgmmas are committed, waiting for all but one group proves block
+// i - 1's are done, and each warp releases that stage to the producer.
+// Epilogue from registers: one split stores Y = acc + bias (lane pairs exchange halves so each
+// lane writes two adjacent columns); several splits write fp32 partials that reduce_kernel sums
+// in split order (deterministic: no atomics anywhere).
+//
+// Scaling per 16-bit pair rather than on the fp32 accumulators (as the decode tier does for
+// symmetric weights): a wgmma accumulator tile is kTokens / 2 registers per thread, so a per-group
+// flush would cost 64-128 multiply-adds per thread per group against 4 packed multiplies per k16
+// slice here; rounding the dequantized weight to 16 bits is what a plain fp16/bf16 GEMM on the
+// dequantized weight does.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/dequant.cuh"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/griddepcontrol.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "prefill/config.h"
+
+namespace sailfish::prefill {
+
+enum class PrefillEpilogue : int { kStore = 0, kPartials = 1 };
+
+struct PrefillParams {
+  const uint8_t* codes;    // packed codes, 16-byte aligned
+  const void* scales;      // [scale_rows][n_pad], 16-byte aligned
+  const void* zero_fold;   // [scale_rows][n_pad] or null
+  void* y;                 // [m][n]
+  const void* bias;        // [n] or null (kStore only; the reduce adds it otherwise)
+  float* partials;         // kPartials: [splits][m_pad][n_pad]
+  int32_t m, n;
+  int32_t n_blocks, k_blocks, n_pad, m_pad;
+  int32_t group_shift;     // log2(group rows); 30 for channelwise
+  int32_t meta_rows;       // scale rows per k-block: 4 (group 16), 2 (group 32), else 1
+  int32_t n_tiles, m_tiles, splits;
+  PrefillEpilogue epilogue;
+};
+
+namespace detail {
+
+template <typename T>
+__device__ __forceinline__ void store_pair(const PrefillParams& p, int token, int n0, float lo,
+                                           float hi) {
+  using P = gpu::Pair<T>;
+  if (token >= p.m || n0 >= p.n) return;
+  T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + n0;
+  const bool both = n0 + 1 < p.n;
+  if (p.bias != nullptr) {
+    const T* bias = static_cast<const T*>(p.bias);
+    lo += static_cast<float>(bias[n0]);
+    if (both) hi += static_cast<float>(bias[n0 + 1]);
+  }
+  if (both && (reinterpret_cast<uintptr_t>(out) & 3) == 0) {
+    *reinterpret_cast<P*>(out) = P(static_cast<T>(lo), static_cast<T>(hi));
+  } else {
+    out[0] = static_cast<T>(lo);
+    if (both) out[1] = static_cast<T>(hi);
+  }
+}
+
+// The accumulator of wgmma m64nNk16 holds, per n8 token tile j, the mma.sync C fragment
+// acc[4j .. 4j + 3] = (row g, tokens 2t, 2t + 1), (row g + 8, same tokens) of the warp's 16 rows,
+// g = lane / 4, t = lane % 4. Lanes g and g ^ 1 (lane ^ 4) swap halves so each lane owns two
+// adjacent output columns for two tokens: even g keeps rows (g, g + 1), odd g rows (g + 7, g + 8).
+// Both epilogues then write column pairs: Y (+ bias) with one split, else the fp32 partials
+// [split][m_pad][n_pad], token-major like Y so the reduce reads them coalesced.
+template <typename T, int kTokens>
+__device__ __forceinline__ void store_tile(const PrefillParams& p, const float (&acc)[kTokens / 2],
+                                           int row_base, int token_base, int split, int lane) {
+  const bool odd = (lane >> 2) & 1;
+  const int n0 = row_base + (odd ? lane / 4 + 7 : lane / 4);
+  const bool partials = p.epilogue == PrefillEpilogue::kPartials;
+#pragma unroll
+  for (int j = 0; j < kTokens / 8; ++j) {
+    const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
+    const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
+    const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
+    const int token = token_base + 8 * j + 2 * (lane % 4);
+    const float2 first = make_float2(odd ? r0 : c0, odd ? c2 : r0);
+    const float2 second = make_float2(odd ? r1 : c1, odd ? c3 : r1);
+    if (partials) {
+      float* out = p.partials + (int64_t(split) * p.m_pad + token) * p.n_pad + n0;
+      *reinterpret_cast<float2*>(out) = first;
+      *reinterpret_cast<float2*>(out + p.n_pad) = second;
+    } else {
+      store_pair<T>(p, token, n0, first.x, first.y);
+      store_pair<T>(p, token + 1, n0, second.x, second.y);
+    }
+  }
+}
+
+// The lane's A fragments for the four k16 slices of one staged 64 x 64 block, dequantized and
+// scaled: frag[s] = {(g, k0k1), (g + 8, k0k1), (g, k8k9), (g + 8, k8k9)} of slice s.
+template <typename T, int kBits>
+__device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T* meta_scales,
+                                                 const T* meta_folds, int run_offset, int row,
+                                                 int group_shift, bool has_zero,
+                                                 uint32_t (&frag)[4][4]) {
+  using P = gpu::Pair<T>;
+  uint32_t words[kBits];
+#pragma unroll
+  for (int c = 0; c < kBits / 4; ++c) {
+    const uint4 v = *reinterpret_cast<const uint4*>(weights + run_offset + 16 * c);
+    words[4 * c + 0] = v.x;
+    words[4 * c + 1] = v.y;
+    words[4 * c + 2] = v.z;
+    words[4 * c + 3] = v.w;
+  }
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const int r = group_shift >= 6 ? 0 : (16 * s) >> group_shift;  // scale row in the stage
+    P v[4];  // (g, k0k1) (g, k8k9) (g + 8, k0k1) (g + 8, k8k9), each q - bias exactly
+    if constexpr (kBits == 4) {
+      gpu::int4_word_to_pairs<T>(words[s], v);
+    } else {
+      gpu::int8_word_to_pairs<T>(words[2 * s], v);
+      gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);
+    }
+    const T sc = meta_scales[r * 64 + row], sc8 = meta_scales[r * 64 + row + 8];
+    const P scale(sc, sc), scale8(sc8, sc8);
+    if (has_zero) {
+      const T fo = meta_folds[r * 64 + row], fo8 = meta_folds[r * 64 + row + 8];
+      const P fold(fo, fo), fold8(fo8, fo8);
+      v[0] = __hfma2(v[0], scale, fold);
+      v[1] = __hfma2(v[1], scale, fold);
+      v[2] = __hfma2(v[2], scale8, fold8);
+      v[3] = __hfma2(v[3], scale8, fold8);
+    } else {
+      v[0] = __hmul2(v[0], scale);
+      v[1] = __hmul2(v[1], scale);
+      v[2] = __hmul2(v[2], scale8);
+      v[3] = __hmul2(v[3], scale8);
+    }
+    frag[s][0] = *reinterpret_cast<uint32_t*>(&v[0]);
+    frag[s][1] = *reinterpret_cast<uint32_t*>(&v[2]);
+    frag[s][2] = *reinterpret_cast<uint32_t*>(&v[1]);
+    frag[s][3] = *reinterpret_cast<uint32_t*>(&v[3]);
+  }
+}
+
+}  // namespace detail
+
+template <typename T, int kBits, int kTokens>
+__global__ void __launch_bounds__(kThreads, 1)
+    prefill_kernel(const __grid_constant__ CUtensorMap act_map,
+                   const __grid_constant__ PrefillParams p) {
+#if SAILFISH_HAS_WGMMA
+  constexpr int kStages = stage_count(kBits, kTokens);
+  constexpr int kStage = stage_bytes(kBits, kTokens);
+  constexpr int kAct = activation_stage_bytes(kTokens);
+  constexpr int kBlock = block_bytes(kBits);
+  constexpr int kRunBytes = kBits * 4;  // a lane's run: 16 bytes (int4) or 32 bytes (int8)
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  // The 128-byte swizzle needs 1024-byte aligned tiles; the dynamic base is not.
+  const uint32_t raw_address = gpu::shared_address(smem_raw);
+  const uint32_t base = (raw_address + 1023u) & ~1023u;
+  uint8_t* const smem = smem_raw + (base - raw_address);
+  const uint32_t barriers = base + kStages * kStage;
+  auto full_bar = [&](int stage) { return barriers + 8u * stage; };
+  auto empty_bar = [&](int stage) { return barriers + 8u * (kStages + stage); };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      gpu::mbarrier_init(full_bar(s), 1);                // the producer's expect_tx arrival
+      gpu::mbarrier_init(empty_bar(s), kConsumers * 4);  // one arrival per consumer warp
+    }
+    gpu::fence_barrier_init();
+  }
+  __syncthreads();
+  gpu::allow_next_grid();
+
+  const int units = p.n_tiles * p.m_tiles * p.splits;
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    gpu::release_registers<kProducerRegisters>();
+    if (threadIdx.x != 0) return;
+    gpu::prefetch_tensor_map(&act_map);
+    // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
+    gpu::wait_for_previous_grid();
+    const bool has_zero = p.zero_fold != nullptr;
+    const T* scales = static_cast<const T*>(p.scales);
+    const T* folds = static_cast<const T*>(p.zero_fold);
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+      const UnitCoord u = unit_coord(unit, p.n_tiles, p.m_tiles);
+      const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split));
+      const int kb_end = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split + 1));
+      const int strips = p.n_blocks - kConsumers * u.n_tile < kConsumers
+                             ? p.n_blocks - kConsumers * u.n_tile
+                             : kConsumers;
+      const uint32_t bytes =
+          kAct + strips * (kBlock + p.meta_rows * 128 * (has_zero ? 2 : 1));
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
+        gpu::mbarrier_wait(empty_bar(stage), phase ^ 1);
+        const uint32_t dst = base + stage * kStage;
+        gpu::mbarrier_arrive_expect_tx(full_bar(stage), bytes);
+        gpu::tma_load_2d(dst, &act_map, kb * 64, u.m_tile * kTokens, full_bar(stage));
+        const int g0 = (kb * 64) >> p.group_shift;
+        for (int c = 0; c < strips; ++c) {
+          const int strip = kConsumers * u.n_tile + c;
+          gpu::bulk_copy(dst + kAct + c * kBlock,
+                         p.codes + (int64_t(strip) * p.k_blocks + kb) * kBlock, kBlock,
+                         full_bar(stage));
+          const uint32_t meta = dst + kAct + kConsumers * kBlock + c * kMetaBytesPerConsumer;
+          for (int r = 0; r < p.meta_rows; ++r) {
+            const int64_t offset = int64_t(g0 + r) * p.n_pad + strip * 64;
+            gpu::bulk_copy(meta + r * 128, scales + offset, 128, full_bar(stage));
+            if (has_zero) {
+              gpu::bulk_copy(meta + kMetaBytesPerConsumer / 2 + r * 128, folds + offset, 128,
+                             full_bar(stage));
+            }
+          }
+        }
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  gpu::claim_registers<kConsumerRegisters>();
+  gpu::wait_for_previous_grid();
+  const int consumer = warpgroup - 1;
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int run_offset = (warp * 32 + lane) * kRunBytes;
+  const int row = warp * 16 + lane / 4;  // A-fragment row g within the consumer's 64
+  const bool has_zero = p.zero_fold != nullptr;
+
+  float acc[kTokens / 2];
+  uint32_t frag_even[4][4], frag_odd[4][4];
+  int stage = 0, previous_stage = -1;
+  uint32_t phase = 0;
+
+  // One k-block: wait for its stage, dequantize into `frag`, issue its four wgmmas, then retire
+  // the previous block's group and release that block's stage.
+  auto step = [&](uint32_t(&frag)[4][4]) {
+    gpu::mbarrier_wait(full_bar(stage), phase);
+    const uint8_t* st = smem + stage * kStage;
+    const T* meta_scales =
+        reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock + consumer * kMetaBytesPerConsumer);
+    detail::dequantize_block<T, kBits>(st + kAct + consumer * kBlock, meta_scales,
+                                       meta_scales + kMetaBytesPerConsumer / 4, run_offset, row,
+                                       p.group_shift, has_zero, frag);
+    const uint64_t desc = gpu::smem_descriptor_k_major_sw128(base + stage * kStage);
+    gpu::wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      // +32 bytes per k16 slice: 2 in the descriptor's 16-byte address units.
+      gpu::WgmmaRs<T, kTokens>::mma(acc, frag[s], desc + 2 * s, 1);
+    }
+    gpu::wgmma_commit();
+    gpu::wgmma_wait<1>();
+    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
+    previous_stage = stage;
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  };
+
+  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const UnitCoord u = unit_coord(unit, p.n_tiles, p.m_tiles);
+    const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split));
+    const int kb_end = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split + 1));
+#pragma unroll
+    for (int i = 0; i < kTokens / 2; ++i) {
+      acc[i] = 0.0f;
+      gpu::fence_register(acc[i]);
+    }
+    int kb = kb_begin;
+    for (; kb + 1 < kb_end; kb += 2) {
+      step(frag_even);
+      step(frag_odd);
+    }
+    if (kb < kb_end) step(frag_even);
+    gpu::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTokens / 2; ++i) gpu::fence_register(acc[i]);
+    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
+    previous_stage = -1;
+
+    const int strip = kConsumers * u.n_tile + consumer;
+    if (strip < p.n_blocks) {
+      detail::store_tile<T, kTokens>(p, acc, strip * 64 + warp * 16, u.m_tile * kTokens,
+                                     u.split, lane);
+    }
+  }
+#else
+  // Built without sm_90a: plan() never selects this tier (it checks the kernel's binary
+  // version), so reaching here is a bug; fail loudly instead of returning garbage.
+  __trap();
+#endif
+}
+
+}  // namespace sailfish::prefill

@@ -1,0 +1,80 @@
+// Prefill-tier partition math (src/prefill/config.h), proven on the CPU: the work-unit order
+// visits every (n tile, m tile, split) exactly once, the split heuristic stays in its bounds,
+// and the shared-memory formula fits the H200 with 1024-byte aligned activation tiles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "prefill/config.h"
+
+namespace sailfish::prefill {
+namespace {
+
+TEST(PrefillConfig, UnitOrderVisitsEveryTileOnce) {
+  for (int n_tiles : {1, 3, 16, 17, 40, 224}) {
+    for (int m_tiles : {1, 2, 5, 32}) {
+      for (int splits : {1, 3}) {
+        const int64_t units = int64_t(n_tiles) * m_tiles * splits;
+        std::vector<int> hits(static_cast<size_t>(units), 0);
+        for (int64_t unit = 0; unit < units; ++unit) {
+          const UnitCoord u = unit_coord(unit, n_tiles, m_tiles);
+          ASSERT_GE(u.n_tile, 0);
+          ASSERT_LT(u.n_tile, n_tiles);
+          ASSERT_GE(u.m_tile, 0);
+          ASSERT_LT(u.m_tile, m_tiles);
+          ASSERT_GE(u.split, 0);
+          ASSERT_LT(u.split, splits);
+          ++hits[static_cast<size_t>((int64_t(u.split) * m_tiles + u.m_tile) * n_tiles + u.n_tile)];
+        }
+        for (int h : hits) ASSERT_EQ(h, 1) << n_tiles << " x " << m_tiles << " x " << splits;
+      }
+    }
+  }
+}
+
+TEST(PrefillConfig, ConsecutiveUnitsShareAPanel) {
+  // 40 n tiles, 8 m tiles: the first 16 * 8 units stay in n tiles 0-15 (one panel's weights).
+  for (int64_t unit = 0; unit < 16 * 8; ++unit) {
+    EXPECT_LT(unit_coord(unit, 40, 8).n_tile, 16);
+  }
+  // The last, narrower panel (tiles 32-39) is covered too.
+  EXPECT_EQ(unit_coord(32 * 8, 40, 8).n_tile, 32);
+  EXPECT_EQ(unit_coord(40 * 8 - 1, 40, 8).n_tile, 39);
+  EXPECT_EQ(unit_coord(40 * 8 - 1, 40, 8).m_tile, 7);
+}
+
+TEST(PrefillConfig, SplitCountWorkedExamples) {
+  EXPECT_EQ(split_count(32, 64, 132), 4);   // l3-8b.o, M = 128
+  EXPECT_EQ(split_count(48, 64, 132), 2);   // l3-8b.qkv, M = 128
+  EXPECT_EQ(split_count(512, 64, 132), 1);  // M = 4096
+  EXPECT_EQ(split_count(1, 8, 132), 1);     // too few k-blocks to split
+  EXPECT_EQ(split_count(1, 4096, 132), kMaxSplits);
+  for (int64_t tiles : {1, 2, 7, 33, 131, 132, 500}) {
+    for (int64_t k_blocks : {1, 8, 9, 64, 448}) {
+      const int s = split_count(tiles, k_blocks, 132);
+      EXPECT_GE(s, 1);
+      EXPECT_LE(s, kMaxSplits);
+      if (s > 1) {
+        EXPECT_LE(tiles * s, 132) << "a split depth past one wave";
+        EXPECT_GE(k_blocks / s, kMinBlocksPerSplit);
+      }
+    }
+  }
+}
+
+TEST(PrefillConfig, StagesFitAndStayAligned) {
+  for (int bits : {4, 8}) {
+    for (int tokens : {128, 256}) {
+      EXPECT_EQ(stage_bytes(bits, tokens) % 1024, 0) << "the 128-byte swizzle needs 1 KB tiles";
+      EXPECT_GE(stage_count(bits, tokens), 4);
+      EXPECT_LE(shared_bytes(bits, tokens), 227 * 1024);
+    }
+  }
+  EXPECT_EQ(tokens_for(65), 128);
+  EXPECT_EQ(tokens_for(128), 128);
+  EXPECT_EQ(tokens_for(129), 256);
+}
+
+}  // namespace
+}  // namespace sailfish::prefill

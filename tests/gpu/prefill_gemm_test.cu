@@ -1,0 +1,221 @@
+// The prefill tier (warp-specialized wgmma + TMA, sm_90a) against the float64 reference: every
+// format, group size, act-order, bias, both activation types, both token widths, split-K and the
+// persistent multi-unit walk, odd shapes. Skips without a GPU; on a GPU that cannot run the tier
+// (not sm_90, or a build without sm_90a), plan() must refuse it with kUnsupported, checked here.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "gemm_check.h"
+#include "gpu_test_helpers.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using testing::GemmCase;
+using testing::RandomWeightSpec;
+
+Options prefill_options(bool pdl = true) {
+  Options o;
+  o.tier = Tier::kPrefill;
+  o.programmatic_dependent_launch = pdl;
+  return o;
+}
+
+// True when this device and build run the prefill tier; otherwise checks that plan() refuses it
+// with a clear kUnsupported and returns false (the caller then skips).
+bool prefill_runs_here() {
+  Problem problem;
+  problem.m = 256;
+  EXPECT_TRUE(PackedGeometry::make(128, 128, 4, 128, &problem.geometry).ok());
+  Plan plan;
+  const Status s = sailfish::plan(problem, -1, prefill_options(), &plan);
+  if (s.ok()) return true;
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("prefill"), std::string::npos) << s.message();
+  return false;
+}
+
+#define SF_SKIP_WITHOUT_PREFILL()                                                   \
+  SF_SKIP_WITHOUT_GPU();                                                            \
+  if (!prefill_runs_here()) GTEST_SKIP() << "prefill tier not available on this GPU/build"
+
+class PrefillFormats
+    : public ::testing::TestWithParam<std::tuple<int, int, bool, DType>> {};
+
+TEST_P(PrefillFormats, MatchesReference) {
+  SF_SKIP_WITHOUT_PREFILL();
+  const auto [format_index, group_size, act_order, dtype] = GetParam();
+  const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+  std::mt19937_64 rng(testing::test_seed() + 301);
+  // Odd shape (n and k padded, k % 8 != 0 forces the activation copy, an odd strip count leaves
+  // the second consumer of the last tile idle) and an aligned one with several splits.
+  const int64_t shapes[][2] = {{200, 1000}, {384, 2048}};
+  for (const auto& shape : shapes) {
+    for (int64_t m : {int64_t(77), int64_t(300)}) {
+      RandomWeightSpec spec;
+      spec.n = shape[0];
+      spec.k = shape[1];
+      spec.bits = f.bits;
+      spec.group_size = group_size;
+      spec.zero_kind = f.zero;
+      spec.act_order = act_order;
+      spec.scale_dtype = dtype;
+      GemmCase c;
+      c.weight = testing::random_weight(rng, spec);
+      c.dtype = dtype;
+      c.m = m;
+      c.bias = m != 77 || shape[0] == 384;
+      c.options = prefill_options();
+      const auto r = testing::run_and_check(c, rng());
+      EXPECT_TRUE(r.ok) << f.name << ": " << r.message;
+      EXPECT_EQ(r.tier, Tier::kPrefill);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFormats, PrefillFormats,
+    ::testing::Combine(::testing::Range(0, testing::kWeightFormatCount),
+                       ::testing::Values(16, 32, 64, 128, 256, -1), ::testing::Bool(),
+                       ::testing::Values(DType::kF16, DType::kBF16)));
+
+// M around both token widths and their multiples, with and without splits.
+class PrefillMSweep : public ::testing::TestWithParam<std::tuple<int, DType>> {};
+
+TEST_P(PrefillMSweep, EveryM) {
+  SF_SKIP_WITHOUT_PREFILL();
+  const auto [bits, dtype] = GetParam();
+  std::mt19937_64 rng(testing::test_seed() + 302);
+  RandomWeightSpec spec;
+  spec.n = 264;  // 5 strips: 3 tiles, the last half empty
+  spec.k = 2560;
+  spec.bits = bits;
+  spec.group_size = 128;
+  spec.zero_kind = ZeroPointKind::kInteger;
+  spec.scale_dtype = dtype;
+  const QuantizedWeight w = testing::random_weight(rng, spec);
+  for (int64_t m : {1, 17, 64, 65, 127, 128, 129, 255, 256, 257, 511, 700}) {
+    GemmCase c;
+    c.weight = w;
+    c.dtype = dtype;
+    c.m = m;
+    c.bias = true;
+    c.options = prefill_options();
+    const auto r = testing::run_and_check(c, rng());
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BitsTypes, PrefillMSweep,
+                         ::testing::Combine(::testing::Values(4, 8),
+                                            ::testing::Values(DType::kF16, DType::kBF16)));
+
+// More work units than CTAs: each persistent CTA walks several tiles, and the pipeline's stage
+// and phase carry across tile boundaries.
+TEST(PrefillPersistent, SeveralUnitsPerCta) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 303);
+  for (int bits : {4, 8}) {
+    RandomWeightSpec spec;
+    spec.n = 2048;
+    spec.k = 576;  // 9 k-blocks: an odd count per unit
+    spec.bits = bits;
+    spec.group_size = 64;
+    GemmCase c;
+    c.weight = testing::random_weight(rng, spec);
+    c.m = 2100;  // 9 token tiles x 16 weight tiles = 144 units
+    c.bias = true;
+    c.options = prefill_options();
+    const auto r = testing::run_and_check(c, rng());
+    EXPECT_TRUE(r.ok) << r.message;
+    EXPECT_EQ(r.splits, 1);
+  }
+}
+
+// Split-K and the single-split path are both bitwise stable run to run (no atomics anywhere).
+TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 304);
+  RandomWeightSpec spec;
+  spec.n = 256;
+  spec.k = 8192;
+  GemmCase c;
+  c.weight = testing::random_weight(rng, spec);
+  c.m = 100;
+  c.bias = true;
+  c.options = prefill_options();
+  c.repeats = 5;
+  auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_GT(r.splits, 1);
+  EXPECT_TRUE(r.bitwise_stable) << "the split-K reduce changed bits between runs";
+  c.options.deterministic = true;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_TRUE(r.bitwise_stable);
+}
+
+// Router-like and sharded shapes at prefill sizes.
+TEST(PrefillOddShapes, RoutersAndShards) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 305);
+  const int64_t shapes[][2] = {{8, 4096}, {32, 2880}, {10944, 512}, {96, 7392}, {129, 8256}};
+  for (const auto& shape : shapes) {
+    for (int bits : {4, 8}) {
+      RandomWeightSpec spec;
+      spec.n = shape[0];
+      spec.k = shape[1];
+      spec.bits = bits;
+      spec.group_size = 32;
+      GemmCase c;
+      c.weight = testing::random_weight(rng, spec);
+      c.m = 160;
+      c.bias = true;
+      c.options = prefill_options();
+      const auto r = testing::run_and_check(c, rng());
+      EXPECT_TRUE(r.ok) << r.message;
+    }
+  }
+}
+
+// Programmatic dependent launch on and off: prep -> main -> reduce chained, same result.
+TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 306);
+  RandomWeightSpec spec;
+  spec.n = 192;
+  spec.k = 4096;
+  spec.act_order = true;
+  const QuantizedWeight w = testing::random_weight(rng, spec);
+  for (bool pdl : {true, false}) {
+    GemmCase c;
+    c.weight = w;
+    c.m = 150;
+    c.bias = true;
+    c.options = prefill_options(pdl);
+    c.repeats = 3;
+    const auto r = testing::run_and_check(c, rng());
+    EXPECT_TRUE(r.ok) << "pdl=" << pdl << ": " << r.message;
+    EXPECT_TRUE(r.bitwise_stable);
+  }
+}
+
+// The auto tier: decode below dense_min_m, prefill from there on this GPU.
+TEST(PrefillDispatch, AutoPicksPrefillForLargeM) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 307);
+  RandomWeightSpec spec;
+  spec.n = 128;
+  spec.k = 512;
+  GemmCase c;
+  c.weight = testing::random_weight(rng, spec);
+  c.m = 1024;
+  const auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kPrefill);
+}
+
+}  // namespace
+}  // namespace sailfish
