@@ -28,7 +28,7 @@ for stage in "$@"; do
     prefill-tests)
       # The prefill suite alone, first: a pipeline bug shows up as a hang, so it runs under a limit.
       timeout 300 "$build/tests/sailfish_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='Prefill*:DecodeDispatch*:MatMulNBitsOp.EveryAcceptedTier' \
+        --gtest_filter='*Prefill*:DecodeDispatch*:MatMulNBitsOp.EveryAcceptedTier' \
         > "$out/prefill_tests.log" 2>&1
       note "prefill tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/prefill_tests.log" | head -3 | tr '\n' ' ')"
       grep -E "Failure" -A3 "$out/prefill_tests.log" | head -30 ;;
@@ -40,6 +40,30 @@ for stage in "$@"; do
       timeout 200 "$build/bench/sailfish_bench" --tiers prefill --bits 8 -m 1024,4096 \
         --json "$out/prefill_int8.json" > "$out/prefill_int8.log" 2>&1
       note "prefill int8 bench: rc=$?" ;;
+    prefill-profile)
+      # Nsight Compute on one small-M and one large-M prefill launch: pipe use and stall reasons.
+      for case in "l3-8b.qkv 128" "l3-8b.o 4096"; do
+        set -- $case
+        timeout 240 ncu --kernel-name regex:prefill_kernel --launch-count 1 \
+          --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+          --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
+          --section LaunchStats --section Occupancy \
+          "$build/bench/sailfish_bench" --shapes "$1" -m "$2" --tiers prefill --no-cublas \
+          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          > "$out/ncu_$1_$2.log" 2>&1
+        note "ncu $1 M=$2: rc=$?"
+      done ;;
+    prefill-sass)
+      # Per-instruction stall samples (SASS) of one prefill launch, as CSV, and the stall summary.
+      for case in ${PREFILL_SASS_CASES:-"l3-8b.qkv 128" "l3-8b.o 4096"}; do
+        set -- $case
+        timeout 240 ncu --kernel-name regex:prefill_kernel --launch-count 1 \
+          --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+          "$build/bench/sailfish_bench" --shapes "$1" -m "$2" --tiers prefill --no-cublas \
+          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          > "$out/sass_$1_$2.csv" 2>&1
+        note "ncu sass $1 M=$2: rc=$?"
+      done ;;
     conformance)
       python3 "$root/tests/oracle/test_matmul_nbits_gpu.py" --lib "$build/src/libsailfish_c.so" \
         > "$out/conformance.log" 2>&1

@@ -78,6 +78,15 @@ SF_PREFILL_HD constexpr UnitCoord unit_coord(int64_t unit, int n_tiles, int m_ti
                    static_cast<int>(in_panel / panel_width), split};
 }
 
+// Each unit walks its k-range starting at a rotated k-block (then wraps around): units that run
+// at the same time and share an operand (the tiles of one m tile share activations, those of one
+// n tile share weights) then ask L2 for different lines instead of all for the same ones. The
+// rotation depends only on the unit, so results are the same every run.
+SF_PREFILL_HD constexpr int k_rotation(UnitCoord u, int count) {
+  return count > 0 ? static_cast<int>((int64_t(u.n_tile) * 3 + int64_t(u.m_tile) * 5) * 2 % count)
+                   : 0;
+}
+
 // Split-K depth: 1 when the tiles fill the SMs; otherwise as many splits as fit in one wave
 // (a partial second wave would cost as much as a full one), keeping at least kMinBlocksPerSplit
 // k-blocks per split and at most kMaxSplits (each split adds an fp32 partial tile that the

@@ -62,18 +62,14 @@ struct PrefillParams {
 
 namespace detail {
 
+// Masked store of one column pair (n0, n0 + 1) for one token: edges of Y, odd n, unaligned Y.
 template <typename T>
-__device__ __forceinline__ void store_pair(const PrefillParams& p, int token, int n0, float lo,
-                                           float hi) {
+__device__ __forceinline__ void store_pair_masked(const PrefillParams& p, int token, int n0,
+                                                  float lo, float hi) {
   using P = gpu::Pair<T>;
   if (token >= p.m || n0 >= p.n) return;
   T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + n0;
   const bool both = n0 + 1 < p.n;
-  if (p.bias != nullptr) {
-    const T* bias = static_cast<const T*>(p.bias);
-    lo += static_cast<float>(bias[n0]);
-    if (both) hi += static_cast<float>(bias[n0 + 1]);
-  }
   if (both && (reinterpret_cast<uintptr_t>(out) & 3) == 0) {
     *reinterpret_cast<P*>(out) = P(static_cast<T>(lo), static_cast<T>(hi));
   } else {
@@ -91,24 +87,48 @@ __device__ __forceinline__ void store_pair(const PrefillParams& p, int token, in
 template <typename T, int kTokens>
 __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (&acc)[kTokens / 2],
                                            int row_base, int token_base, int split, int lane) {
+  using P = gpu::Pair<T>;
   const bool odd = (lane >> 2) & 1;
   const int n0 = row_base + (odd ? lane / 4 + 7 : lane / 4);
-  const bool partials = p.epilogue == PrefillEpilogue::kPartials;
+  if (p.epilogue == PrefillEpilogue::kPartials) {
+#pragma unroll
+    for (int j = 0; j < kTokens / 8; ++j) {
+      const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
+      const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
+      const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
+      const int token = token_base + 8 * j + 2 * (lane % 4);
+      float* out = p.partials + (int64_t(split) * p.m_pad + token) * p.n_pad + n0;
+      *reinterpret_cast<float2*>(out) = make_float2(odd ? r0 : c0, odd ? c2 : r0);
+      *reinterpret_cast<float2*>(out + p.n_pad) = make_float2(odd ? r1 : c1, odd ? c3 : r1);
+    }
+    return;
+  }
+  // The thread's two columns are the same for every token: load their bias once.
+  float bias_lo = 0.0f, bias_hi = 0.0f;
+  if (p.bias != nullptr) {
+    const T* bias = static_cast<const T*>(p.bias);
+    if (n0 < p.n) bias_lo = static_cast<float>(bias[n0]);
+    if (n0 + 1 < p.n) bias_hi = static_cast<float>(bias[n0 + 1]);
+  }
+  // Interior tiles (every token and column in range, pairs 4-byte aligned) store unmasked.
+  const bool interior = token_base + kTokens <= p.m && row_base + 16 <= p.n && (p.n & 1) == 0 &&
+                        (reinterpret_cast<uintptr_t>(p.y) & 3) == 0;
+  T* const y = static_cast<T*>(p.y);
 #pragma unroll
   for (int j = 0; j < kTokens / 8; ++j) {
     const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
     const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
     const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
     const int token = token_base + 8 * j + 2 * (lane % 4);
-    const float2 first = make_float2(odd ? r0 : c0, odd ? c2 : r0);
-    const float2 second = make_float2(odd ? r1 : c1, odd ? c3 : r1);
-    if (partials) {
-      float* out = p.partials + (int64_t(split) * p.m_pad + token) * p.n_pad + n0;
-      *reinterpret_cast<float2*>(out) = first;
-      *reinterpret_cast<float2*>(out + p.n_pad) = second;
+    const float a_lo = (odd ? r0 : c0) + bias_lo, a_hi = (odd ? c2 : r0) + bias_hi;
+    const float b_lo = (odd ? r1 : c1) + bias_lo, b_hi = (odd ? c3 : r1) + bias_hi;
+    if (interior) {
+      T* out = y + int64_t(token) * p.n + n0;
+      *reinterpret_cast<P*>(out) = P(static_cast<T>(a_lo), static_cast<T>(a_hi));
+      *reinterpret_cast<P*>(out + p.n) = P(static_cast<T>(b_lo), static_cast<T>(b_hi));
     } else {
-      store_pair<T>(p, token, n0, first.x, first.y);
-      store_pair<T>(p, token + 1, n0, second.x, second.y);
+      store_pair_masked<T>(p, token, n0, a_lo, a_hi);
+      store_pair_masked<T>(p, token + 1, n0, b_lo, b_hi);
     }
   }
 }
@@ -215,7 +235,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                              : kConsumers;
       const uint32_t bytes =
           kAct + strips * (kBlock + p.meta_rows * 128 * (has_zero ? 2 : 1));
-      for (int kb = kb_begin; kb < kb_end; ++kb) {
+      const int count = kb_end - kb_begin;
+      const int rotation = k_rotation(u, count);
+      for (int j = 0; j < count; ++j) {
+        const int kb = kb_begin + (j + rotation < count ? j + rotation : j + rotation - count);
         gpu::mbarrier_wait(empty_bar(stage), phase ^ 1);
         const uint32_t dst = base + stage * kStage;
         gpu::mbarrier_arrive_expect_tx(full_bar(stage), bytes);

@@ -44,6 +44,21 @@ TEST(PrefillConfig, ConsecutiveUnitsShareAPanel) {
   EXPECT_EQ(unit_coord(40 * 8 - 1, 40, 8).m_tile, 7);
 }
 
+TEST(PrefillConfig, KRotationStaysInRangeAndSpreads) {
+  for (int count : {1, 2, 9, 64, 448}) {
+    for (int n_tile = 0; n_tile < 40; ++n_tile) {
+      for (int m_tile = 0; m_tile < 8; ++m_tile) {
+        const int r = k_rotation(UnitCoord{n_tile, m_tile, 0}, count);
+        ASSERT_GE(r, 0);
+        ASSERT_LT(r, count);
+      }
+    }
+  }
+  EXPECT_EQ(k_rotation(UnitCoord{0, 0, 0}, 0), 0);
+  // Neighbouring tiles of one m tile start at different k-blocks.
+  EXPECT_NE(k_rotation(UnitCoord{0, 0, 0}, 64), k_rotation(UnitCoord{1, 0, 0}, 64));
+}
+
 TEST(PrefillConfig, SplitCountWorkedExamples) {
   EXPECT_EQ(split_count(32, 64, 132), 4);   // l3-8b.o, M = 128
   EXPECT_EQ(split_count(48, 64, 132), 2);   // l3-8b.qkv, M = 128
