@@ -93,6 +93,8 @@ struct Options {
   std::optional<bool> decode_warp_split;             // SAILFISH_DECODE_WARP_SPLIT=0|1 (default 1)
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
+  std::optional<int64_t> prefill_splits;             // SAILFISH_PREFILL_SPLITS (default: auto)
+  std::optional<int64_t> prefill_stages;             // SAILFISH_PREFILL_STAGES (default: auto)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -132,6 +134,7 @@ struct PrefillPlan {
   int n_tiles = 0;                // 128-row weight tiles
   int m_tiles = 0;                // token tiles
   int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)
+  int stages = 0;                 // pipeline depth
   int grid = 0;                   // persistent CTAs
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   size_t activation_offset = 0;   // workspace offsets (bytes)

@@ -42,19 +42,25 @@ SF_PREFILL_HD constexpr int stage_bytes(int bits, int tokens) {
   return activation_stage_bytes(tokens) + kConsumers * block_bytes(bits) +
          kConsumers * kMetaBytesPerConsumer;
 }
-// As many stages as fit in 220 KB (leaving room for the barriers and the 1 KB alignment slack),
-// at most 8.
-SF_PREFILL_HD constexpr int stage_count(int bits, int tokens) {
-  return (220 * 1024) / stage_bytes(bits, tokens) < 8 ? (220 * 1024) / stage_bytes(bits, tokens)
-                                                      : 8;
+// Shared memory for a pipeline of `stages` stages: + 1024 because the dynamic shared memory base
+// is only 16-byte aligned, + 256 for the barriers (two per stage, so at most 16 stages).
+constexpr int kMaxStages = 16;
+SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens, int stages) {
+  return stages * stage_bytes(bits, tokens) + 1024 + 256;
 }
-SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens) {
-  // + 1024: the dynamic shared memory base is only 16-byte aligned; + 256: the barriers.
-  return stage_count(bits, tokens) * stage_bytes(bits, tokens) + 1024 + 256;
+// The deepest pipeline that fits an H100/H200 SM (227 KB per CTA).
+SF_PREFILL_HD constexpr int max_stages(int bits, int tokens) {
+  return (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens) < kMaxStages
+             ? (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens)
+             : kMaxStages;
+}
+// Default depth: as many stages as fit, at most 8 (SAILFISH_PREFILL_STAGES overrides).
+SF_PREFILL_HD constexpr int stage_count(int bits, int tokens) {
+  return max_stages(bits, tokens) < 8 ? max_stages(bits, tokens) : 8;
 }
 static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
 static_assert(stage_count(8, 256) >= 4, "the deepest tile keeps four stages");
-static_assert(shared_bytes(8, 256) <= 227 * 1024, "fits an SM");
+static_assert(shared_bytes(8, 256, stage_count(8, 256)) <= 227 * 1024, "fits an SM");
 
 // Work units: (n tile, m tile, k split), numbered so that CTAs running at the same time share
 // weights and activations in L2: n tiles are grouped into panels of kPanelTiles; inside a panel

@@ -27,12 +27,12 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
                           int grid, bool pdl, cudaStream_t stream) {
   return detail::dispatch_tokens(tokens, [&](auto width) {
     constexpr int kTokens = decltype(width)::value;
-    constexpr int kShared = shared_bytes(kBits, kTokens);
+    const int shared = shared_bytes(kBits, kTokens, params.stages);
     auto* kernel = prefill_kernel<T, kBits, kTokens>;
     // Per call: cheap, and keeps the launcher free of per-device state.
     SF_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared));
-    return gpu::launch(kernel, dim3(grid), dim3(kThreads), kShared, stream, pdl,
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    return gpu::launch(kernel, dim3(grid), dim3(kThreads), shared, stream, pdl,
                        "prefill kernel launch", act_map, params);
   });
 }

@@ -55,7 +55,8 @@ Status prefill_available(int device) {
   return Status();
 }
 
-Status plan_prefill(Plan* plan) {
+Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
+                    Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
@@ -69,7 +70,16 @@ Status plan_prefill(Plan* plan) {
   }
   f.m_tiles = static_cast<int>(m_tiles);
   const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
-  f.splits = split_count(tiles, g.k_blocks, plan->sm_count);
+  f.splits = forced_splits.has_value()
+                 ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
+                 : split_count(tiles, g.k_blocks, plan->sm_count);
+  const int deepest = max_stages(g.bits, f.tokens);
+  if (forced_stages.has_value() && (*forced_stages < 2 || *forced_stages > deepest)) {
+    return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits, "-bit weights and ",
+                            f.tokens, "-token tiles it must be 2..", deepest, " (shared memory)");
+  }
+  f.stages = forced_stages.has_value() ? static_cast<int>(*forced_stages)
+                                       : stage_count(g.bits, f.tokens);
   f.grid = static_cast<int>(std::min<int64_t>(tiles * f.splits, plan->sm_count));
   // TMA needs 16-byte aligned activation rows (k % 8 == 0); act-order needs them permuted.
   f.copy_activations = p.act_order || g.k % 8 != 0;
@@ -145,6 +155,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.n_tiles = f.n_tiles;
   params.m_tiles = f.m_tiles;
   params.splits = f.splits;
+  params.stages = f.stages;
   params.epilogue = f.splits == 1 ? PrefillEpilogue::kStore : PrefillEpilogue::kPartials;
   const Status launched =
       g.bits == 4 ? launch_main_kernel<T, 4>(act_map, params, f.tokens, f.grid, pdl, stream)

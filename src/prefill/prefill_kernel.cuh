@@ -57,6 +57,7 @@ struct PrefillParams {
   int32_t group_shift;     // log2(group rows); 30 for channelwise
   int32_t meta_rows;       // scale rows per k-block: 4 (group 16), 2 (group 32), else 1
   int32_t n_tiles, m_tiles, splits;
+  int32_t stages;          // pipeline depth: stages of kernel_stage_bytes() in shared memory
   PrefillEpilogue epilogue;
 };
 
@@ -189,7 +190,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefill_kernel(const __grid_constant__ CUtensorMap act_map,
                    const __grid_constant__ PrefillParams p) {
 #if SAILFISH_HAS_WGMMA
-  constexpr int kStages = stage_count(kBits, kTokens);
   constexpr int kStage = stage_bytes(kBits, kTokens);
   constexpr int kAct = activation_stage_bytes(kTokens);
   constexpr int kBlock = block_bytes(kBits);
@@ -199,12 +199,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t raw_address = gpu::shared_address(smem_raw);
   const uint32_t base = (raw_address + 1023u) & ~1023u;
   uint8_t* const smem = smem_raw + (base - raw_address);
-  const uint32_t barriers = base + kStages * kStage;
+  const int stages = p.stages;
+  const uint32_t barriers = base + stages * kStage;
   auto full_bar = [&](int stage) { return barriers + 8u * stage; };
-  auto empty_bar = [&](int stage) { return barriers + 8u * (kStages + stage); };
+  auto empty_bar = [&](int stage) { return barriers + 8u * (stages + stage); };
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < stages; ++s) {
       gpu::mbarrier_init(full_bar(s), 1);                // the producer's expect_tx arrival
       gpu::mbarrier_init(empty_bar(s), kConsumers * 4);  // one arrival per consumer warp
     }
@@ -259,7 +260,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           }
         }
-        if (++stage == kStages) {
+        if (++stage == stages) {
           stage = 0;
           phase ^= 1;
         }
@@ -302,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     gpu::wgmma_wait<1>();
     if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
     previous_stage = stage;
-    if (++stage == kStages) {
+    if (++stage == stages) {
       stage = 0;
       phase ^= 1;
     }
