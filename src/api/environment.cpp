@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dense/config.h"
+#include "prefill/config.h"
 
 namespace sailfish::api {
 
@@ -91,13 +92,14 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.decode_splits = options.decode_splits.has_value() ? options.decode_splits : number;
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_SPLITS", 1, &number));
   r.prefill_splits = options.prefill_splits.has_value() ? options.prefill_splits : number;
-  SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_STAGES", 2, &number));
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_STAGES", prefill::kMinStages, &number));
   r.prefill_stages = options.prefill_stages.has_value() ? options.prefill_stages : number;
   if (r.prefill_splits.has_value() && *r.prefill_splits < 1) {
     return invalid_argument("prefill_splits is ", *r.prefill_splits, "; must be >= 1");
   }
-  if (r.prefill_stages.has_value() && *r.prefill_stages < 2) {
-    return invalid_argument("prefill_stages is ", *r.prefill_stages, "; must be >= 2");
+  if (r.prefill_stages.has_value() && *r.prefill_stages < prefill::kMinStages) {
+    return invalid_argument("prefill_stages is ", *r.prefill_stages, "; must be >= ",
+                            prefill::kMinStages);
   }
   if (r.decode_splits.has_value() && *r.decode_splits < 1) {
     return invalid_argument("decode_splits is ", *r.decode_splits, "; must be >= 1");

@@ -45,6 +45,9 @@ SF_PREFILL_HD constexpr int stage_bytes(int bits, int tokens) {
 // Shared memory for a pipeline of `stages` stages: + 1024 because the dynamic shared memory base
 // is only 16-byte aligned, + 256 for the barriers (two per stage, so at most 16 stages).
 constexpr int kMaxStages = 16;
+// Consumers keep up to two blocks' wgmma groups in flight, so they hold up to two stages besides
+// the one they wait for: fewer than three stages would deadlock.
+constexpr int kMinStages = 3;
 SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens, int stages) {
   return stages * stage_bytes(bits, tokens) + 1024 + 256;
 }

@@ -74,9 +74,9 @@ Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t>
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
                  : split_count(tiles, g.k_blocks, plan->sm_count);
   const int deepest = max_stages(g.bits, f.tokens);
-  if (forced_stages.has_value() && (*forced_stages < 2 || *forced_stages > deepest)) {
+  if (forced_stages.has_value() && (*forced_stages < kMinStages || *forced_stages > deepest)) {
     return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits, "-bit weights and ",
-                            f.tokens, "-token tiles it must be 2..", deepest, " (shared memory)");
+                            f.tokens, "-token tiles it must be ", kMinStages, "..", deepest, " (shared memory)");
   }
   f.stages = forced_stages.has_value() ? static_cast<int>(*forced_stages)
                                        : stage_count(g.bits, f.tokens);

@@ -4,7 +4,7 @@
 // 128-weight-row x kTokens-token output tile over one k-range (the split); CTAs walk the units in
 // the order unit_coord() gives, blockIdx.x, + gridDim.x, ...
 //
-// Producer (one thread): per k-block, waits for the stage to be empty, then
+// Producer (one warp, one copy per lane): per k-block, waits for the stage to be empty, then
 //   - the activation box [kTokens rows x 64 columns] by TMA (tensor map, 128-byte swizzle; rows
 //     past M and columns past K arrive as zeros),
 //   - each consumer's 64 x 64 packed weight block as one 1D bulk copy (2 KB int4, 4 KB int8: the
@@ -15,9 +15,9 @@
 // the lane's A fragments for the block's four k16 slices; LOP3 dequantization to exact q - bias
 // pairs, then scale (hmul2) or scale and zero fold (hfma2) in the 16-bit type; four
 // wgmma.m64n<kTokens>k16 with A from those registers and B from the stage's activation tile.
-// Two fragment sets alternate so the dequantization of block i + 1 overlaps the tensor cores on
-// block i; after block i's wgmmas are committed, waiting for all but one group proves block
-// i - 1's are done, and each warp releases that stage to the producer.
+// Three fragment sets rotate so the dequantization of block i + 1 overlaps the tensor cores on
+// blocks i and i - 1; after block i's wgmmas are committed, waiting until at most two groups are
+// pending proves block i - 2's are done, and each warp releases that stage to the producer.
 // Epilogue from registers: one split stores Y = acc + bias (lane pairs exchange halves so each
 // lane writes two adjacent columns); several splits write fp32 partials that reduce_kernel sums
 // in split order (deterministic: no atomics anywhere).
@@ -218,13 +218,30 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     gpu::release_registers<kProducerRegisters>();
-    if (threadIdx.x != 0) return;
-    gpu::prefetch_tensor_map(&act_map);
+    if (threadIdx.x >= 32) return;
+    // The producer is one warp whose lanes issue one copy each: a single issuing thread measured
+    // as the pipeline's bottleneck (the consumers waited on "full" while the producer never
+    // waited on "empty"), its address arithmetic serial. Lane 0 waits for the free stage, arms
+    // the barrier and loads the activations; lanes 1 .. strips the weight blocks; the next lanes
+    // one scale (or zero-fold) row each.
+    const int lane = threadIdx.x;
+    if (lane == 0) gpu::prefetch_tensor_map(&act_map);
     // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
     gpu::wait_for_previous_grid();
     const bool has_zero = p.zero_fold != nullptr;
-    const T* scales = static_cast<const T*>(p.scales);
-    const T* folds = static_cast<const T*>(p.zero_fold);
+    const int kinds = has_zero ? 2 : 1;
+    // This lane's meta copy (scale or fold row r of consumer c), if any.
+    const int meta_index = lane - 1 - kConsumers;
+    const T* meta_source = static_cast<const T*>(p.scales);
+    int meta_c = 0, meta_r = 0, meta_kind = 0;
+    if (meta_index >= 0) {
+      meta_c = meta_index % kConsumers;
+      meta_r = (meta_index / kConsumers) % p.meta_rows;
+      meta_kind = meta_index / (kConsumers * p.meta_rows);
+      if (meta_kind == 1) meta_source = static_cast<const T*>(p.zero_fold);
+    }
+    const uint32_t meta_dst_offset = kAct + kConsumers * kBlock + meta_c * kMetaBytesPerConsumer +
+                                     meta_kind * (kMetaBytesPerConsumer / 2) + meta_r * 128;
     int stage = 0;
     uint32_t phase = 0;
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
@@ -234,31 +251,31 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int strips = p.n_blocks - kConsumers * u.n_tile < kConsumers
                              ? p.n_blocks - kConsumers * u.n_tile
                              : kConsumers;
-      const uint32_t bytes =
-          kAct + strips * (kBlock + p.meta_rows * 128 * (has_zero ? 2 : 1));
+      const uint32_t bytes = kAct + strips * (kBlock + p.meta_rows * 128 * kinds);
+      const bool weight_lane = lane >= 1 && lane <= strips;
+      const bool meta_lane =
+          meta_index >= 0 && meta_index < kConsumers * p.meta_rows * kinds && meta_c < strips;
+      const int strip = kConsumers * u.n_tile + (weight_lane ? lane - 1 : meta_c);
+      const uint8_t* strip_codes = p.codes + int64_t(strip) * p.k_blocks * kBlock;
+      const T* strip_meta = meta_source + strip * 64 + int64_t(meta_r) * p.n_pad;
       const int count = kb_end - kb_begin;
       const int rotation = k_rotation(u, count);
       for (int j = 0; j < count; ++j) {
         const int kb = kb_begin + (j + rotation < count ? j + rotation : j + rotation - count);
-        gpu::mbarrier_wait(empty_bar(stage), phase ^ 1);
         const uint32_t dst = base + stage * kStage;
-        gpu::mbarrier_arrive_expect_tx(full_bar(stage), bytes);
-        gpu::tma_load_2d(dst, &act_map, kb * 64, u.m_tile * kTokens, full_bar(stage));
-        const int g0 = (kb * 64) >> p.group_shift;
-        for (int c = 0; c < strips; ++c) {
-          const int strip = kConsumers * u.n_tile + c;
-          gpu::bulk_copy(dst + kAct + c * kBlock,
-                         p.codes + (int64_t(strip) * p.k_blocks + kb) * kBlock, kBlock,
+        if (lane == 0) {
+          gpu::mbarrier_wait(empty_bar(stage), phase ^ 1);
+          gpu::mbarrier_arrive_expect_tx(full_bar(stage), bytes);
+          gpu::tma_load_2d(dst, &act_map, kb * 64, u.m_tile * kTokens, full_bar(stage));
+        }
+        __syncwarp();  // the stage is free and armed before any other lane's copy targets it
+        if (weight_lane) {
+          gpu::bulk_copy(dst + kAct + (lane - 1) * kBlock, strip_codes + int64_t(kb) * kBlock,
+                         kBlock, full_bar(stage));
+        } else if (meta_lane) {
+          const int64_t group = (kb * 64) >> p.group_shift;
+          gpu::bulk_copy(dst + meta_dst_offset, strip_meta + group * p.n_pad, 128,
                          full_bar(stage));
-          const uint32_t meta = dst + kAct + kConsumers * kBlock + c * kMetaBytesPerConsumer;
-          for (int r = 0; r < p.meta_rows; ++r) {
-            const int64_t offset = int64_t(g0 + r) * p.n_pad + strip * 64;
-            gpu::bulk_copy(meta + r * 128, scales + offset, 128, full_bar(stage));
-            if (has_zero) {
-              gpu::bulk_copy(meta + kMetaBytesPerConsumer / 2 + r * 128, folds + offset, 128,
-                             full_bar(stage));
-            }
-          }
         }
         if (++stage == stages) {
           stage = 0;
@@ -278,12 +295,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool has_zero = p.zero_fold != nullptr;
 
   float acc[kTokens / 2];
-  uint32_t frag_even[4][4], frag_odd[4][4];
-  int stage = 0, previous_stage = -1;
+  // Three fragment sets: up to two blocks' wgmma groups stay in flight while the third set is
+  // being written (a set may be rewritten only once its group has completed).
+  uint32_t frag_a[4][4], frag_b[4][4], frag_c[4][4];
+  int stage = 0;
+  int older = -1, newer = -1;  // stages whose wgmma groups may still be in flight, oldest first
   uint32_t phase = 0;
 
-  // One k-block: wait for its stage, dequantize into `frag`, issue its four wgmmas, then retire
-  // the previous block's group and release that block's stage.
+  // One k-block: wait for its stage, dequantize into `frag`, issue its four wgmmas; then wait
+  // until at most two groups are pending, which retires the block two steps back, and release
+  // that block's stage to the producer.
   auto step = [&](uint32_t(&frag)[4][4]) {
     gpu::mbarrier_wait(full_bar(stage), phase);
     const uint8_t* st = smem + stage * kStage;
@@ -300,9 +321,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       gpu::WgmmaRs<T, kTokens>::mma(acc, frag[s], desc + 2 * s, 1);
     }
     gpu::wgmma_commit();
-    gpu::wgmma_wait<1>();
-    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
-    previous_stage = stage;
+    gpu::wgmma_wait<2>();
+    if (older >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(older));
+    older = newer;
+    newer = stage;
     if (++stage == stages) {
       stage = 0;
       phase ^= 1;
@@ -318,17 +340,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       acc[i] = 0.0f;
       gpu::fence_register(acc[i]);
     }
-    int kb = kb_begin;
-    for (; kb + 1 < kb_end; kb += 2) {
-      step(frag_even);
-      step(frag_odd);
+    for (int kb = kb_begin; kb < kb_end; kb += 3) {
+      step(frag_a);
+      if (kb + 1 < kb_end) step(frag_b);
+      if (kb + 2 < kb_end) step(frag_c);
     }
-    if (kb < kb_end) step(frag_even);
     gpu::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTokens / 2; ++i) gpu::fence_register(acc[i]);
-    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
-    previous_stage = -1;
+    if (lane == 0) {
+      if (older >= 0) gpu::mbarrier_arrive(empty_bar(older));
+      if (newer >= 0) gpu::mbarrier_arrive(empty_bar(newer));
+    }
+    older = newer = -1;
 
     const int strip = kConsumers * u.n_tile + consumer;
     if (strip < p.n_blocks) {

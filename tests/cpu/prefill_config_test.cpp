@@ -83,6 +83,7 @@ TEST(PrefillConfig, StagesFitAndStayAligned) {
     for (int tokens : {128, 256}) {
       EXPECT_EQ(stage_bytes(bits, tokens) % 1024, 0) << "the 128-byte swizzle needs 1 KB tiles";
       EXPECT_GE(stage_count(bits, tokens), 4);
+      EXPECT_GE(max_stages(bits, tokens), kMinStages);
       EXPECT_LE(shared_bytes(bits, tokens, stage_count(bits, tokens)), 227 * 1024);
       EXPECT_LE(shared_bytes(bits, tokens, max_stages(bits, tokens)), 227 * 1024);
       EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens) + 1), 227 * 1024);
