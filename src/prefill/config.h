@@ -96,28 +96,62 @@ SF_PREFILL_HD constexpr int k_rotation(UnitCoord u, int count) {
                    : 0;
 }
 
-// Split-K depth: 1 when the tiles fill the SMs; otherwise as many splits as fit in one wave
-// (a partial second wave would cost as much as a full one), keeping at least kMinBlocksPerSplit
-// k-blocks per split and at most kMaxSplits (each split adds an fp32 partial tile that the
-// ordered reduce reads back).
-// Worked example, H200 (132 SMs): l3-8b.o at M = 128 (32 tiles of 128 x 128, 64 k-blocks) ->
-// 4 splits (128 CTAs); l3-8b.qkv at M = 128 (48 tiles) -> 2 splits; M = 4096 -> 1.
-constexpr int kMinBlocksPerSplit = 8;
+// Tile width and split-K depth: the pair with the least estimated time, from a cost model fitted
+// to H200 measurements (docs/perf/prefill.md): a CTA needs step_ns per k-block of its unit
+// (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound by the consumers'
+// instruction stream, not by memory), units run in waves of sm_count, and splits > 1 add the
+// fp32 partials' write and read-back (8 bytes per output per split) at about 3 TB/s.
+// Worked examples, H200 (132 SMs), K = 4096 unless noted:
+//   l3-8b.o (N 4096), M = 128: 32 tiles -> 4 splits (128 units); l3-8b.qkv (N 6144): 2 splits;
+//   l3-70b.qkv (N 10240, K 8192), M = 128: 80 tiles -> 3 splits (240 units in two waves beat
+//   one unsplit wave: 2 x 43 k-blocks against 128); M >= 1024: 256-token tiles, no split.
+constexpr int kMinBlocksPerSplit = 4;
 constexpr int kMaxSplits = 8;
-SF_PREFILL_HD constexpr int split_count(int64_t tiles, int64_t k_blocks, int sm_count) {
-  if (tiles >= sm_count) return 1;
-  int64_t splits = sm_count / tiles;
-  const int64_t cap = k_blocks / kMinBlocksPerSplit;
-  if (splits > cap) splits = cap;
-  if (splits > kMaxSplits) splits = kMaxSplits;
-  return splits < 1 ? 1 : static_cast<int>(splits);
+constexpr double kStepNs128 = 500.0;
+constexpr double kStepNs256 = 720.0;
+constexpr double kPartialsBytesPerNs = 3000.0;
+
+struct TileChoice {
+  int tokens;
+  int splits;
+};
+
+SF_PREFILL_HD constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t n_pad,
+                                           int64_t k_blocks, int sm_count, int tokens,
+                                           int splits) {
+  const int64_t m_tiles = (m + tokens - 1) / tokens;
+  const int64_t units = n_tiles * m_tiles * splits;
+  const int64_t waves = (units + sm_count - 1) / sm_count;
+  const int64_t steps = (k_blocks + splits - 1) / splits;
+  const double step_ns = tokens == 128 ? kStepNs128 : kStepNs256;
+  const double partials_ns =
+      splits > 1 ? double(splits) * double(m_tiles * tokens) * double(n_pad) * 8.0 /
+                       kPartialsBytesPerNs
+                 : 0.0;
+  return double(waves) * double(steps) * step_ns + partials_ns;
+}
+
+SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int64_t n_pad,
+                                                int64_t k_blocks, int sm_count) {
+  TileChoice best{128, 1};
+  double best_ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, 128, 1);
+  for (int tokens = 128; tokens <= 256; tokens *= 2) {
+    if (tokens == 256 && m <= 128) break;  // a 256-token tile would be at least half empty
+    for (int splits = 1; splits <= kMaxSplits; ++splits) {
+      if (splits > 1 && k_blocks / splits < kMinBlocksPerSplit) break;
+      const double ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, tokens, splits);
+      if (ns < best_ns) {
+        best_ns = ns;
+        best = TileChoice{tokens, splits};
+      }
+    }
+  }
+  return best;
 }
 
 SF_PREFILL_HD constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
   return k_blocks * s / splits;
 }
 
-// Token widths compiled (wgmma N): 128 for up to a few hundred tokens, 256 beyond.
-SF_PREFILL_HD constexpr int tokens_for(int64_t m) { return m <= 128 ? 128 : 256; }
 
 }  // namespace sailfish::prefill

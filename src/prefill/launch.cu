@@ -61,8 +61,9 @@ Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t>
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
   const int64_t m = std::max<int64_t>(p.m, 1);
-  f.tokens = tokens_for(m);
   f.n_tiles = static_cast<int>((g.n_blocks + kConsumers - 1) / kConsumers);
+  const TileChoice choice = choose_tiles(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count);
+  f.tokens = choice.tokens;
   const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
   if (m_tiles > (int64_t(1) << 24)) {
     return unsupported("prefill: m = ", p.m, " is beyond this tier's range (", int64_t(1) << 24,
@@ -72,15 +73,16 @@ Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t>
   const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
   f.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
-                 : split_count(tiles, g.k_blocks, plan->sm_count);
+                 : choice.splits;
+  f.grid = static_cast<int>(std::min<int64_t>(tiles * f.splits, plan->sm_count));
   const int deepest = max_stages(g.bits, f.tokens);
   if (forced_stages.has_value() && (*forced_stages < kMinStages || *forced_stages > deepest)) {
-    return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits, "-bit weights and ",
-                            f.tokens, "-token tiles it must be ", kMinStages, "..", deepest, " (shared memory)");
+    return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits,
+                            "-bit weights and ", f.tokens, "-token tiles it must be ", kMinStages,
+                            "..", deepest, " (shared memory)");
   }
   f.stages = forced_stages.has_value() ? static_cast<int>(*forced_stages)
                                        : stage_count(g.bits, f.tokens);
-  f.grid = static_cast<int>(std::min<int64_t>(tiles * f.splits, plan->sm_count));
   // TMA needs 16-byte aligned activation rows (k % 8 == 0); act-order needs them permuted.
   f.copy_activations = p.act_order || g.k % 8 != 0;
   size_t offset = 0;

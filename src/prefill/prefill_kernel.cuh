@@ -151,9 +151,28 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
     words[4 * c + 2] = v.z;
     words[4 * c + 3] = v.w;
   }
+  // Scale (and fold) of rows g and g + 8 for each k16 slice: one scale row per block for groups of
+  // 64 and up (loaded once), one row per slice or slice pair for groups of 16 and 32.
+  T scale_g[4], scale_g8[4], fold_g[4], fold_g8[4];
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     const int r = group_shift >= 6 ? 0 : (16 * s) >> group_shift;  // scale row in the stage
+    if (s == 0 || group_shift < 6) {
+      scale_g[s] = meta_scales[r * 64 + row];
+      scale_g8[s] = meta_scales[r * 64 + row + 8];
+      if (has_zero) {
+        fold_g[s] = meta_folds[r * 64 + row];
+        fold_g8[s] = meta_folds[r * 64 + row + 8];
+      }
+    } else {
+      scale_g[s] = scale_g[0];
+      scale_g8[s] = scale_g8[0];
+      fold_g[s] = fold_g[0];
+      fold_g8[s] = fold_g8[0];
+    }
+  }
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
     P v[4];  // (g, k0k1) (g, k8k9) (g + 8, k0k1) (g + 8, k8k9), each q - bias exactly
     if constexpr (kBits == 4) {
       gpu::int4_word_to_pairs<T>(words[s], v);
@@ -161,11 +180,9 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
       gpu::int8_word_to_pairs<T>(words[2 * s], v);
       gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);
     }
-    const T sc = meta_scales[r * 64 + row], sc8 = meta_scales[r * 64 + row + 8];
-    const P scale(sc, sc), scale8(sc8, sc8);
+    const P scale(scale_g[s], scale_g[s]), scale8(scale_g8[s], scale_g8[s]);
     if (has_zero) {
-      const T fo = meta_folds[r * 64 + row], fo8 = meta_folds[r * 64 + row + 8];
-      const P fold(fo, fo), fold8(fo8, fo8);
+      const P fold(fold_g[s], fold_g[s]), fold8(fold_g8[s], fold_g8[s]);
       v[0] = __hfma2(v[0], scale, fold);
       v[1] = __hfma2(v[1], scale, fold);
       v[2] = __hfma2(v[2], scale8, fold8);

@@ -59,20 +59,37 @@ TEST(PrefillConfig, KRotationStaysInRangeAndSpreads) {
   EXPECT_NE(k_rotation(UnitCoord{0, 0, 0}, 64), k_rotation(UnitCoord{1, 0, 0}, 64));
 }
 
-TEST(PrefillConfig, SplitCountWorkedExamples) {
-  EXPECT_EQ(split_count(32, 64, 132), 4);   // l3-8b.o, M = 128
-  EXPECT_EQ(split_count(48, 64, 132), 2);   // l3-8b.qkv, M = 128
-  EXPECT_EQ(split_count(512, 64, 132), 1);  // M = 4096
-  EXPECT_EQ(split_count(1, 8, 132), 1);     // too few k-blocks to split
-  EXPECT_EQ(split_count(1, 4096, 132), kMaxSplits);
-  for (int64_t tiles : {1, 2, 7, 33, 131, 132, 500}) {
-    for (int64_t k_blocks : {1, 8, 9, 64, 448}) {
-      const int s = split_count(tiles, k_blocks, 132);
-      EXPECT_GE(s, 1);
-      EXPECT_LE(s, kMaxSplits);
-      if (s > 1) {
-        EXPECT_LE(tiles * s, 132) << "a split depth past one wave";
-        EXPECT_GE(k_blocks / s, kMinBlocksPerSplit);
+TEST(PrefillConfig, TileChoiceWorkedExamples) {
+  // The worked examples in config.h (H200, 132 SMs): n_tiles = N / 128, k_blocks = K / 64.
+  const TileChoice o128 = choose_tiles(32, 128, 4096, 64, 132);  // l3-8b.o, M = 128
+  EXPECT_EQ(o128.tokens, 128);
+  EXPECT_EQ(o128.splits, 4);
+  const TileChoice qkv128 = choose_tiles(48, 128, 6144, 64, 132);  // l3-8b.qkv
+  EXPECT_EQ(qkv128.tokens, 128);
+  EXPECT_EQ(qkv128.splits, 2);
+  const TileChoice qkv70 = choose_tiles(80, 128, 10240, 128, 132);  // l3-70b.qkv
+  EXPECT_EQ(qkv70.tokens, 128);
+  EXPECT_EQ(qkv70.splits, 3);
+  for (int64_t m : {1024, 4096, 8192}) {
+    const TileChoice big = choose_tiles(32, m, 4096, 64, 132);
+    EXPECT_EQ(big.tokens, 256) << m;
+    EXPECT_EQ(big.splits, 1) << m;
+  }
+}
+
+TEST(PrefillConfig, TileChoiceStaysInBounds) {
+  for (int64_t n_tiles : {1, 2, 7, 33, 131, 132, 500}) {
+    for (int64_t k_blocks : {1, 3, 8, 9, 64, 448}) {
+      for (int64_t m : {1, 65, 128, 129, 700, 5000}) {
+        const TileChoice c = choose_tiles(n_tiles, m, n_tiles * 128, k_blocks, 132);
+        EXPECT_TRUE(c.tokens == 128 || c.tokens == 256);
+        if (m <= 128) EXPECT_EQ(c.tokens, 128);
+        EXPECT_GE(c.splits, 1);
+        EXPECT_LE(c.splits, kMaxSplits);
+        if (c.splits > 1) EXPECT_GE(k_blocks / c.splits, kMinBlocksPerSplit);
+        // The choice is never estimated slower than the plain unsplit 128-token tiling.
+        EXPECT_LE(estimate_ns(n_tiles, m, n_tiles * 128, k_blocks, 132, c.tokens, c.splits),
+                  estimate_ns(n_tiles, m, n_tiles * 128, k_blocks, 132, 128, 1));
       }
     }
   }
@@ -89,9 +106,6 @@ TEST(PrefillConfig, StagesFitAndStayAligned) {
       EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens) + 1), 227 * 1024);
     }
   }
-  EXPECT_EQ(tokens_for(65), 128);
-  EXPECT_EQ(tokens_for(128), 128);
-  EXPECT_EQ(tokens_for(129), 256);
 }
 
 }  // namespace
