@@ -13,9 +13,15 @@ namespace sailfish {
 
 namespace {
 
-// Auto dispatch: M from which the decode tier hands over (to prefill where it can run, else to
-// dense). Decode serves up to 64 tokens per CTA; the measured crossovers are in docs/perf/.
+// Auto dispatch, from the H200 measurements in docs/perf/ (int4 g128 bf16, Llama-3 shapes):
+//   M <  dense_min_m (65)         decode: at M = 64 it beat dense on 6 of 8 shapes, at 128 lost
+//                                 on all 8 (docs/perf/dense.md);
+//   M <= prefill_max_m (2048)     prefill, where it can run: faster than dense on 8 of 8 shapes
+//                                 at M = 128-1024 except 8b.qkv at 1024, 6 of 8 at 2048;
+//   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by 4-10%
+//                                 (docs/perf/prefill.md).
 constexpr int64_t kDefaultDenseMinM = 65;
+constexpr int64_t kDefaultPrefillMaxM = 2048;
 
 size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
@@ -130,11 +136,18 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
         p.tier = Tier::kDecode;
         p.reason = detail::concat("auto: m ", problem.m, " < dense_min_m ", dense_min_m);
       } else {
-        const Status prefill = prefill::prefill_available(device);
-        p.tier = prefill.ok() ? Tier::kPrefill : Tier::kDense;
-        p.reason = detail::concat("auto: m ", problem.m, " >= dense_min_m ", dense_min_m,
-                                  prefill.ok() ? "" : "; prefill unavailable: ",
-                                  prefill.ok() ? "" : prefill.message());
+        const int64_t prefill_max_m = resolved.prefill_max_m.value_or(kDefaultPrefillMaxM);
+        if (problem.m > prefill_max_m) {
+          p.tier = Tier::kDense;
+          p.reason = detail::concat("auto: m ", problem.m, " > prefill_max_m ", prefill_max_m);
+        } else {
+          const Status prefill = prefill::prefill_available(device);
+          p.tier = prefill.ok() ? Tier::kPrefill : Tier::kDense;
+          p.reason = detail::concat("auto: dense_min_m ", dense_min_m, " <= m ", problem.m,
+                                    " <= prefill_max_m ", prefill_max_m,
+                                    prefill.ok() ? "" : "; prefill unavailable: ",
+                                    prefill.ok() ? "" : prefill.message());
+        }
       }
       break;
   }

@@ -202,8 +202,8 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   }
 }
 
-// The auto tier: decode below dense_min_m, prefill from there on this GPU.
-TEST(PrefillDispatch, AutoPicksPrefillForLargeM) {
+// The auto tier: prefill from dense_min_m to prefill_max_m on this GPU, dense above.
+TEST(PrefillDispatch, AutoPicksPrefillThenDense) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 307);
   RandomWeightSpec spec;
@@ -212,9 +212,34 @@ TEST(PrefillDispatch, AutoPicksPrefillForLargeM) {
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
   c.m = 1024;
-  const auto r = testing::run_and_check(c, rng());
+  auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.tier, Tier::kPrefill);
+  c.m = 4096;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kDense);
+  c.options.prefill_max_m = 8192;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kPrefill);
+}
+
+// A forced pipeline depth outside what fits (or below three stages) is refused by plan().
+TEST(PrefillDispatch, BadStageCountIsRefused) {
+  SF_SKIP_WITHOUT_PREFILL();
+  Problem problem;
+  problem.m = 256;
+  ASSERT_TRUE(PackedGeometry::make(256, 1024, 4, 128, &problem.geometry).ok());
+  Options o = prefill_options();
+  o.prefill_stages = 40;
+  Plan plan;
+  const Status s = sailfish::plan(problem, -1, o, &plan);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("prefill_stages"), std::string::npos) << s.message();
+  o.prefill_stages = 4;
+  EXPECT_TRUE(sailfish::plan(problem, -1, o, &plan).ok());
+  EXPECT_EQ(plan.prefill.stages, 4);
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+// SAILFISH_* variables and Options of the prefill tier resolve as documented (docs/CONFIG.md):
+// options win over the environment, the environment over the defaults, malformed or out-of-range
+// values are errors that name the variable. Host only (no device needed).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "api/environment.h"
+
+namespace sailfish {
+namespace {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(PrefillOptions, DefaultsAreUnset) {
+  api::ResolvedOptions r;
+  ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+  EXPECT_FALSE(r.prefill_max_m.has_value());
+  EXPECT_FALSE(r.prefill_splits.has_value());
+  EXPECT_FALSE(r.prefill_stages.has_value());
+}
+
+TEST(PrefillOptions, EnvironmentThenOptions) {
+  ScopedEnv max_m("SAILFISH_PREFILL_MAX_M", "4096");
+  ScopedEnv splits("SAILFISH_PREFILL_SPLITS", "3");
+  ScopedEnv stages("SAILFISH_PREFILL_STAGES", "5");
+  api::ResolvedOptions r;
+  ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+  EXPECT_EQ(r.prefill_max_m.value_or(0), 4096);
+  EXPECT_EQ(r.prefill_splits.value_or(0), 3);
+  EXPECT_EQ(r.prefill_stages.value_or(0), 5);
+  Options o;
+  o.prefill_splits = 2;
+  ASSERT_TRUE(api::resolve_options(o, &r).ok());
+  EXPECT_EQ(r.prefill_splits.value_or(0), 2);
+}
+
+TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
+  {
+    ScopedEnv stages("SAILFISH_PREFILL_STAGES", "2");  // would deadlock: at least 3
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("SAILFISH_PREFILL_STAGES"), std::string::npos) << s.message();
+  }
+  {
+    ScopedEnv splits("SAILFISH_PREFILL_SPLITS", "many");
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("SAILFISH_PREFILL_SPLITS"), std::string::npos) << s.message();
+  }
+  Options o;
+  o.prefill_stages = 1;
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(o, &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("prefill_stages"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sailfish
