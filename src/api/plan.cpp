@@ -17,9 +17,9 @@ namespace {
 //   M <  dense_min_m (65)         decode: at M = 64 it beat dense on 6 of 8 shapes, at 128 lost
 //                                 on all 8 (docs/perf/dense.md);
 //   M <= prefill_max_m (2048)     prefill, where it can run: faster than dense on 8 of 8 shapes
-//                                 at M = 128-1024 except 8b.qkv at 1024, 6 of 8 at 2048;
-//   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by 4-10%
-//                                 (docs/perf/prefill.md).
+//                                 at M = 128-512, 7 of 8 at 1024 and at 2048;
+//   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by
+//                                 2.5-10% (docs/perf/prefill.md).
 constexpr int64_t kDefaultDenseMinM = 65;
 constexpr int64_t kDefaultPrefillMaxM = 2048;
 

@@ -1,6 +1,8 @@
 // Prefill tier host side: plan-time configuration (token width, tiles, split depth, workspace)
 // and the launch sequence prep -> main -> reduce.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "common/cuda_check.h"
 #include "common/launch.cuh"
@@ -33,6 +35,10 @@ int support_grid(int64_t elements, int sm_count) {
 }  // namespace
 
 Status prefill_available(int device) {
+#ifndef SAILFISH_HAS_SM90A_KERNELS
+  return unsupported("tier prefill needs kernels built for sm_90a; this build has none "
+                     "(configure with SAILFISH_CUDA_ARCHS containing 90a); use decode or dense");
+#endif
   int major = 0, minor = 0;
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
@@ -65,12 +71,14 @@ Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t>
   const TileChoice choice = choose_tiles(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count);
   f.tokens = choice.tokens;
   const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
-  if (m_tiles > (int64_t(1) << 24)) {
-    return unsupported("prefill: m = ", p.m, " is beyond this tier's range (", int64_t(1) << 24,
-                       " token tiles)");
+  const int64_t tiles = int64_t(f.n_tiles) * m_tiles;
+  // Work units and token indices are 32-bit in the kernel.
+  if (p.m > std::numeric_limits<int32_t>::max() / 2 ||
+      tiles * kMaxSplits > std::numeric_limits<int32_t>::max()) {
+    return unsupported("prefill: m = ", p.m, " with n = ", g.n, " has too many tiles (", tiles,
+                       ") for this tier; use tier dense");
   }
   f.m_tiles = static_cast<int>(m_tiles);
-  const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
   f.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
                  : choice.splits;

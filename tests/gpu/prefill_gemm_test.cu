@@ -225,7 +225,8 @@ TEST(PrefillDispatch, AutoPicksPrefillThenDense) {
   EXPECT_EQ(r.tier, Tier::kPrefill);
 }
 
-// A forced pipeline depth outside what fits (or below three stages) is refused by plan().
+// A forced pipeline depth outside what fits (or below three stages), and an M beyond the kernel's
+// index range, are refused by plan().
 TEST(PrefillDispatch, BadStageCountIsRefused) {
   SF_SKIP_WITHOUT_PREFILL();
   Problem problem;
@@ -240,6 +241,11 @@ TEST(PrefillDispatch, BadStageCountIsRefused) {
   o.prefill_stages = 4;
   EXPECT_TRUE(sailfish::plan(problem, -1, o, &plan).ok());
   EXPECT_EQ(plan.prefill.stages, 4);
+  // An M whose tiles overflow the kernel's 32-bit unit index is refused, not wrapped.
+  problem.m = int64_t(1) << 40;
+  const Status huge = sailfish::plan(problem, -1, prefill_options(), &plan);
+  EXPECT_EQ(huge.code(), StatusCode::kUnsupported) << huge.to_string();
+  EXPECT_NE(huge.message().find("tier dense"), std::string::npos) << huge.message();
 }
 
 }  // namespace
