@@ -131,8 +131,8 @@ struct DecodePlan {
 
 // Prefill-tier launch configuration (filled by plan(); see src/prefill/config.h).
 struct PrefillPlan {
-  int tokens = 0;                 // tokens per CTA tile (wgmma N): 128 (3 consumers) or 256 (2)
-  int n_tiles = 0;                // weight tiles of 64 x consumers rows (192 or 128)
+  int tokens = 0;                 // tokens per CTA tile (wgmma N): 128 or 256
+  int n_tiles = 0;                // 128-row weight tiles
   int m_tiles = 0;                // token tiles
   int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)
   int stages = 0;                 // pipeline depth

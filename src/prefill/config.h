@@ -18,27 +18,15 @@
 
 namespace sailfish::prefill {
 
-// Warp specialization: warpgroup 0 produces (one warp issues every copy), the others consume;
-// consumer c owns weight rows 64c .. 64c + 63 of the CTA's 64 x consumers. int4 128-token tiles
-// take three consumers, so each scheduler has three warps to hide the dequantization chains
-// instead of two (the loop is bound by its instruction stream, perf/prefill.md). 256-token tiles
-// keep two (128 fp32 accumulators per thread need the registers), and so does int8 (its bf16
-// dequantization through fp32 spilled at three consumers' 152-register budget).
-SF_PREFILL_HD constexpr int consumers_for(int bits, int tokens) {
-  return tokens == 128 && bits == 4 ? 3 : 2;
-}
-SF_PREFILL_HD constexpr int threads_for(int bits, int tokens) {
-  return 128 * (1 + consumers_for(bits, tokens));
-}
-constexpr int kMaxConsumers = 3;
-// setmaxnreg budgets, multiples of 8: the producer keeps 40 and the consumers share the rest of
-// the 64K registers: 2 consumers 232 each (40 + 2 x 232 = 504 per 3 x 128 threads), 3 consumers
-// 152 each (40 + 3 x 152 = 496 per 4 x 128 threads).
+// Warp specialization: warpgroup 0 produces (one thread issues every copy), warpgroups 1 and 2
+// consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kRowsPerCta = 64 * kConsumers;
+// setmaxnreg budgets (multiples of 8; 40 + 2 x 232 fits 504 per thread-triple of 384 threads:
+// 64K registers / 128 threads per warpgroup).
 constexpr int kProducerRegisters = 40;
-SF_PREFILL_HD constexpr int consumer_registers(int bits, int tokens) {
-  return ((65536 / 128 - kProducerRegisters) / consumers_for(bits, tokens)) / 8 * 8;
-}
-static_assert(consumer_registers(4, 256) == 232 && consumer_registers(4, 128) == 152, "budgets");
+constexpr int kConsumerRegisters = 232;
 
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
 constexpr int kMaxMetaRows = 4;
@@ -51,14 +39,14 @@ SF_PREFILL_HD constexpr int block_bytes(int bits) { return 64 * 64 * bits / 8; }
 // the 128-byte swizzle requires.
 SF_PREFILL_HD constexpr int activation_stage_bytes(int tokens) { return tokens * 128; }
 SF_PREFILL_HD constexpr int stage_bytes(int bits, int tokens) {
-  return activation_stage_bytes(tokens) + consumers_for(bits, tokens) * block_bytes(bits) +
-         consumers_for(bits, tokens) * kMetaBytesPerConsumer;
+  return activation_stage_bytes(tokens) + kConsumers * block_bytes(bits) +
+         kConsumers * kMetaBytesPerConsumer;
 }
 // Shared memory for a pipeline of `stages` stages: + 1024 because the dynamic shared memory base
 // is only 16-byte aligned, + 256 for the barriers (two per stage, so at most 16 stages).
 constexpr int kMaxStages = 16;
-// Consumers hold the stage they compute on and the previous one (its wgmma group may still be in
-// flight); three stages keep at least one in the producer's hands.
+// Consumers keep up to two blocks' wgmma groups in flight, so they hold up to two stages besides
+// the one they wait for: fewer than three stages would deadlock.
 constexpr int kMinStages = 3;
 SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens, int stages) {
   return stages * stage_bytes(bits, tokens) + 1024 + 256;
@@ -73,8 +61,7 @@ SF_PREFILL_HD constexpr int max_stages(int bits, int tokens) {
 SF_PREFILL_HD constexpr int stage_count(int bits, int tokens) {
   return max_stages(bits, tokens) < 8 ? max_stages(bits, tokens) : 8;
 }
-static_assert(stage_bytes(4, 128) == 16384 + 3 * 2048 + 3 * 1024, "int4, 128 tokens: 25 KB");
-static_assert(stage_bytes(4, 256) == 32768 + 2 * 2048 + 2 * 1024, "int4, 256 tokens: 38 KB");
+static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
 static_assert(stage_count(8, 256) >= 4, "the deepest tile keeps four stages");
 static_assert(shared_bytes(8, 256, stage_count(8, 256)) <= 227 * 1024, "fits an SM");
 
@@ -111,16 +98,16 @@ SF_PREFILL_HD constexpr int k_rotation(UnitCoord u, int count) {
 
 // Tile width and split-K depth: the pair with the least estimated time, from a cost model fitted
 // to H200 measurements (docs/perf/prefill.md): a CTA needs step_ns per k-block of its unit
-// (a k-block step is bound by the consumers' instruction stream, not by memory), units run in
-// waves of sm_count, and splits > 1 add the fp32 partials' write and read-back (8 bytes per output
-// per split) at about 3 TB/s. Step times: 256-token tiles (128 weight rows) 720 ns; 128-token
-// tiles 500 ns measured with 128 weight rows (two consumers), 600 ns assumed for the 192-row
-// tiles of three consumers (to be re-measured: docs/perf/prefill.md). Worked examples, with the reasons, are in
-// tests/cpu/prefill_config_test.cpp.
+// (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound by the consumers'
+// instruction stream, not by memory), units run in waves of sm_count, and splits > 1 add the
+// fp32 partials' write and read-back (8 bytes per output per split) at about 3 TB/s.
+// Worked examples, H200 (132 SMs), K = 4096 unless noted:
+//   l3-8b.o (N 4096), M = 128: 32 tiles -> 4 splits (128 units); l3-8b.qkv (N 6144): 2 splits;
+//   l3-70b.qkv (N 10240, K 8192), M = 128: 80 tiles -> 3 splits (240 units in two waves beat
+//   one unsplit wave: 2 x 43 k-blocks against 128); M >= 1024: 256-token tiles, no split.
 constexpr int kMinBlocksPerSplit = 4;
 constexpr int kMaxSplits = 8;
-constexpr double kStepNs128TwoConsumers = 500.0;
-constexpr double kStepNs128ThreeConsumers = 600.0;
+constexpr double kStepNs128 = 500.0;
 constexpr double kStepNs256 = 720.0;
 constexpr double kPartialsBytesPerNs = 3000.0;
 
@@ -129,35 +116,30 @@ struct TileChoice {
   int splits;
 };
 
-SF_PREFILL_HD constexpr int64_t n_tiles_for(int64_t n_blocks, int bits, int tokens) {
-  return (n_blocks + consumers_for(bits, tokens) - 1) / consumers_for(bits, tokens);
-}
-
-SF_PREFILL_HD constexpr double estimate_ns(int64_t n_blocks, int64_t m, int64_t k_blocks,
-                                           int sm_count, int bits, int tokens, int splits) {
-  const int64_t n_tiles = n_tiles_for(n_blocks, bits, tokens);
+SF_PREFILL_HD constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t n_pad,
+                                           int64_t k_blocks, int sm_count, int tokens,
+                                           int splits) {
   const int64_t m_tiles = (m + tokens - 1) / tokens;
   const int64_t units = n_tiles * m_tiles * splits;
   const int64_t waves = (units + sm_count - 1) / sm_count;
   const int64_t steps = (k_blocks + splits - 1) / splits;
-  const double step_ns = tokens == 256                       ? kStepNs256
-                        : consumers_for(bits, tokens) == 3 ? kStepNs128ThreeConsumers
-                                                           : kStepNs128TwoConsumers;
-  const double partials_ns = splits > 1 ? double(splits) * double(m_tiles * tokens) *
-                                              double(n_blocks * 64) * 8.0 / kPartialsBytesPerNs
-                                        : 0.0;
+  const double step_ns = tokens == 128 ? kStepNs128 : kStepNs256;
+  const double partials_ns =
+      splits > 1 ? double(splits) * double(m_tiles * tokens) * double(n_pad) * 8.0 /
+                       kPartialsBytesPerNs
+                 : 0.0;
   return double(waves) * double(steps) * step_ns + partials_ns;
 }
 
-SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_blocks, int64_t m, int64_t k_blocks,
-                                                int sm_count, int bits) {
+SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int64_t n_pad,
+                                                int64_t k_blocks, int sm_count) {
   TileChoice best{128, 1};
-  double best_ns = estimate_ns(n_blocks, m, k_blocks, sm_count, bits, 128, 1);
+  double best_ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, 128, 1);
   for (int tokens = 128; tokens <= 256; tokens *= 2) {
     if (tokens == 256 && m <= 128) break;  // a 256-token tile would be at least half empty
     for (int splits = 1; splits <= kMaxSplits; ++splits) {
       if (splits > 1 && k_blocks / splits < kMinBlocksPerSplit) break;
-      const double ns = estimate_ns(n_blocks, m, k_blocks, sm_count, bits, tokens, splits);
+      const double ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, tokens, splits);
       if (ns < best_ns) {
         best_ns = ns;
         best = TileChoice{tokens, splits};

@@ -67,9 +67,9 @@ Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t>
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
   const int64_t m = std::max<int64_t>(p.m, 1);
-  const TileChoice choice = choose_tiles(g.n_blocks, m, g.k_blocks, plan->sm_count, g.bits);
+  f.n_tiles = static_cast<int>((g.n_blocks + kConsumers - 1) / kConsumers);
+  const TileChoice choice = choose_tiles(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count);
   f.tokens = choice.tokens;
-  f.n_tiles = static_cast<int>(n_tiles_for(g.n_blocks, g.bits, f.tokens));
   const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
   const int64_t tiles = int64_t(f.n_tiles) * m_tiles;
   // Work units and token indices are 32-bit in the kernel.

@@ -1,9 +1,8 @@
 // Prefill tier kernel: persistent, warp-specialized wgmma + TMA on the packed format (config.h).
 //
-// CTA = warpgroup 0 producing, consumers_for(kBits, kTokens) warpgroups consuming (3 for int4
-// 128-token tiles, else 2). A work unit is one (64 x consumers)-weight-row x kTokens-token output tile
-// over one k-range (the split); CTAs walk the units in the order unit_coord() gives, blockIdx.x,
-// + gridDim.x, ...
+// CTA = 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume. A work unit is one
+// 128-weight-row x kTokens-token output tile over one k-range (the split); CTAs walk the units in
+// the order unit_coord() gives, blockIdx.x, + gridDim.x, ...
 //
 // Producer (one warp, one copy per lane): per k-block, waits for the stage to be empty, then
 //   - the activation box [kTokens rows x 64 columns] by TMA (tensor map, 128-byte swizzle; rows
@@ -16,9 +15,9 @@
 // the lane's A fragments for the block's four k16 slices; LOP3 dequantization to exact q - bias
 // pairs, then scale (hmul2) or scale and zero fold (hfma2) in the 16-bit type; four
 // wgmma.m64n<kTokens>k16 with A from those registers and B from the stage's activation tile.
-// Two fragment sets alternate so the dequantization of block i + 1 overlaps the tensor cores on
-// block i; after block i's wgmmas are committed, waiting for all but one group proves block
-// i - 1's are done, and each warp releases that stage to the producer.
+// Three fragment sets rotate so the dequantization of block i + 1 overlaps the tensor cores on
+// blocks i and i - 1; after block i's wgmmas are committed, waiting until at most two groups are
+// pending proves block i - 2's are done, and each warp releases that stage to the producer.
 // Epilogue from registers: one split stores Y = acc + bias (lane pairs exchange halves so each
 // lane writes two adjacent columns); several splits write fp32 partials that reduce_kernel sums
 // in split order (deterministic: no atomics anywhere).
@@ -204,11 +203,10 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
 }  // namespace detail
 
 template <typename T, int kBits, int kTokens>
-__global__ void __launch_bounds__(threads_for(kBits, kTokens), 1)
+__global__ void __launch_bounds__(kThreads, 1)
     prefill_kernel(const __grid_constant__ CUtensorMap act_map,
                    const __grid_constant__ PrefillParams p) {
 #if SAILFISH_HAS_WGMMA
-  constexpr int kConsumers = consumers_for(kBits, kTokens);
   constexpr int kStage = stage_bytes(kBits, kTokens);
   constexpr int kAct = activation_stage_bytes(kTokens);
   constexpr int kBlock = block_bytes(kBits);
@@ -305,7 +303,7 @@ __global__ void __launch_bounds__(threads_for(kBits, kTokens), 1)
     return;
   }
 
-  gpu::claim_registers<consumer_registers(kBits, kTokens)>();
+  gpu::claim_registers<kConsumerRegisters>();
   gpu::wait_for_previous_grid();
   const int consumer = warpgroup - 1;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -314,21 +312,21 @@ __global__ void __launch_bounds__(threads_for(kBits, kTokens), 1)
   const bool has_zero = p.zero_fold != nullptr;
 
   float acc[kTokens / 2];
-  // Two fragment sets alternate: one is written while the other's wgmma group may be in flight.
-  // (Three sets with two groups in flight measured the same, perf/prefill.md v3, and cost 16
-  // registers the three-consumer tile does not have.)
-  uint32_t frag_even[4][4], frag_odd[4][4];
-  int stage = 0, previous_stage = -1;
+  // Three fragment sets: up to two blocks' wgmma groups stay in flight while the third set is
+  // being written (a set may be rewritten only once its group has completed).
+  uint32_t frag_a[4][4], frag_b[4][4], frag_c[4][4];
+  int stage = 0;
+  int older = -1, newer = -1;  // stages whose wgmma groups may still be in flight, oldest first
   uint32_t phase = 0;
 
   // One k-block: wait for its stage, dequantize into `frag`, issue its four wgmmas; then wait
-  // until only this group is pending, which retires the previous block's, and release that
-  // block's stage to the producer.
+  // until at most two groups are pending, which retires the block two steps back, and release
+  // that block's stage to the producer.
   auto step = [&](uint32_t(&frag)[4][4]) {
     gpu::mbarrier_wait(full_bar(stage), phase);
     const uint8_t* st = smem + stage * kStage;
-    const T* meta_scales = reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock +
-                                                      consumer * kMetaBytesPerConsumer);
+    const T* meta_scales =
+        reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock + consumer * kMetaBytesPerConsumer);
     detail::dequantize_block<T, kBits>(st + kAct + consumer * kBlock, meta_scales,
                                        meta_scales + kMetaBytesPerConsumer / 4, run_offset, row,
                                        p.group_shift, has_zero, frag);
@@ -340,9 +338,10 @@ __global__ void __launch_bounds__(threads_for(kBits, kTokens), 1)
       gpu::WgmmaRs<T, kTokens>::mma(acc, frag[s], desc + 2 * s, 1);
     }
     gpu::wgmma_commit();
-    gpu::wgmma_wait<1>();
-    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
-    previous_stage = stage;
+    gpu::wgmma_wait<2>();
+    if (older >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(older));
+    older = newer;
+    newer = stage;
     if (++stage == stages) {
       stage = 0;
       phase ^= 1;
@@ -358,17 +357,19 @@ __global__ void __launch_bounds__(threads_for(kBits, kTokens), 1)
       acc[i] = 0.0f;
       gpu::fence_register(acc[i]);
     }
-    int kb = kb_begin;
-    for (; kb + 1 < kb_end; kb += 2) {
-      step(frag_even);
-      step(frag_odd);
+    for (int kb = kb_begin; kb < kb_end; kb += 3) {
+      step(frag_a);
+      if (kb + 1 < kb_end) step(frag_b);
+      if (kb + 2 < kb_end) step(frag_c);
     }
-    if (kb < kb_end) step(frag_even);
     gpu::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTokens / 2; ++i) gpu::fence_register(acc[i]);
-    if (previous_stage >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(previous_stage));
-    previous_stage = -1;
+    if (lane == 0) {
+      if (older >= 0) gpu::mbarrier_arrive(empty_bar(older));
+      if (newer >= 0) gpu::mbarrier_arrive(empty_bar(newer));
+    }
+    older = newer = -1;
 
     const int strip = kConsumers * u.n_tile + consumer;
     if (strip < p.n_blocks) {

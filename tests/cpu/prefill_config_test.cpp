@@ -60,61 +60,39 @@ TEST(PrefillConfig, KRotationStaysInRangeAndSpreads) {
 }
 
 TEST(PrefillConfig, TileChoiceWorkedExamples) {
-  // H200 (132 SMs); arguments are n_blocks = N / 64, M, k_blocks = K / 64.
-  // l3-8b.o, M = 128: 22 tiles of 192 rows -> 5 splits (110 units, one wave; 6 would fill the
-  // wave exactly but its partials cost more than the 2 k-blocks per unit it saves).
-  const TileChoice o128 = choose_tiles(64, 128, 64, 132, 4);
+  // The worked examples in config.h (H200, 132 SMs): n_tiles = N / 128, k_blocks = K / 64.
+  const TileChoice o128 = choose_tiles(32, 128, 4096, 64, 132);  // l3-8b.o, M = 128
   EXPECT_EQ(o128.tokens, 128);
-  EXPECT_EQ(o128.splits, 5);
-  // l3-70b.qkv, M = 128: 54 tiles, 128 k-blocks -> 2 splits (108 units).
-  const TileChoice qkv70 = choose_tiles(160, 128, 128, 132, 4);
+  EXPECT_EQ(o128.splits, 4);
+  const TileChoice qkv128 = choose_tiles(48, 128, 6144, 64, 132);  // l3-8b.qkv
+  EXPECT_EQ(qkv128.tokens, 128);
+  EXPECT_EQ(qkv128.splits, 2);
+  const TileChoice qkv70 = choose_tiles(80, 128, 10240, 128, 132);  // l3-70b.qkv
   EXPECT_EQ(qkv70.tokens, 128);
-  EXPECT_EQ(qkv70.splits, 2);
+  EXPECT_EQ(qkv70.splits, 3);
   for (int64_t m : {1024, 4096, 8192}) {
-    const TileChoice big = choose_tiles(64, m, 64, 132, 4);
+    const TileChoice big = choose_tiles(32, m, 4096, 64, 132);
+    EXPECT_EQ(big.tokens, 256) << m;
     EXPECT_EQ(big.splits, 1) << m;
   }
-  EXPECT_EQ(choose_tiles(64, 4096, 64, 132, 4).tokens, 256);
 }
 
 TEST(PrefillConfig, TileChoiceStaysInBounds) {
-  for (int64_t n_blocks : {1, 2, 5, 7, 66, 263, 264, 1000}) {
+  for (int64_t n_tiles : {1, 2, 7, 33, 131, 132, 500}) {
     for (int64_t k_blocks : {1, 3, 8, 9, 64, 448}) {
       for (int64_t m : {1, 65, 128, 129, 700, 5000}) {
-        for (int bits : {4, 8}) {
-        const TileChoice c = choose_tiles(n_blocks, m, k_blocks, 132, bits);
+        const TileChoice c = choose_tiles(n_tiles, m, n_tiles * 128, k_blocks, 132);
         EXPECT_TRUE(c.tokens == 128 || c.tokens == 256);
         if (m <= 128) EXPECT_EQ(c.tokens, 128);
         EXPECT_GE(c.splits, 1);
         EXPECT_LE(c.splits, kMaxSplits);
         if (c.splits > 1) EXPECT_GE(k_blocks / c.splits, kMinBlocksPerSplit);
         // The choice is never estimated slower than the plain unsplit 128-token tiling.
-        EXPECT_LE(estimate_ns(n_blocks, m, k_blocks, 132, bits, c.tokens, c.splits),
-                  estimate_ns(n_blocks, m, k_blocks, 132, bits, 128, 1));
-        }
+        EXPECT_LE(estimate_ns(n_tiles, m, n_tiles * 128, k_blocks, 132, c.tokens, c.splits),
+                  estimate_ns(n_tiles, m, n_tiles * 128, k_blocks, 132, 128, 1));
       }
     }
   }
-}
-
-TEST(PrefillConfig, ConsumersAndRegisterBudgets) {
-  EXPECT_EQ(consumers_for(4, 128), 3);
-  EXPECT_EQ(consumers_for(8, 128), 2);
-  EXPECT_EQ(consumers_for(4, 256), 2);
-  EXPECT_EQ(consumers_for(8, 256), 2);
-  for (int bits : {4, 8}) {
-    for (int tokens : {128, 256}) {
-      const int consumers = consumers_for(bits, tokens);
-      EXPECT_EQ(threads_for(bits, tokens), 128 * (1 + consumers));
-      EXPECT_EQ(consumer_registers(bits, tokens) % 8, 0);
-      // Producer + consumers fit the 64K-register file.
-      EXPECT_LE(128 * (kProducerRegisters + consumers * consumer_registers(bits, tokens)), 65536);
-      EXPECT_EQ(n_tiles_for(7, bits, tokens), (7 + consumers - 1) / consumers);
-    }
-  }
-  // The producer warp has a lane for the activations, one per consumer's block, and one per
-  // scale and fold row of every consumer at group 16.
-  EXPECT_LE(1 + kMaxConsumers + kMaxConsumers * kMaxMetaRows * 2, 32);
 }
 
 TEST(PrefillConfig, StagesFitAndStayAligned) {

@@ -89,7 +89,7 @@ TEST_P(PrefillMSweep, EveryM) {
   const auto [bits, dtype] = GetParam();
   std::mt19937_64 rng(testing::test_seed() + 302);
   RandomWeightSpec spec;
-  spec.n = 264;  // 5 strips: the last tile has idle consumers (2 or 3 per tile)
+  spec.n = 264;  // 5 strips: 3 tiles, the last half empty
   spec.k = 2560;
   spec.bits = bits;
   spec.group_size = 128;
