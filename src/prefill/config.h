@@ -18,11 +18,12 @@
 
 namespace sailfish::prefill {
 
-// Warp specialization: warpgroup 0 produces (one thread issues every copy), warpgroups 1 and 2
-// consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
+// Warp specialization: warpgroup 0 produces (its first warp issues every copy, one per lane),
+// warpgroups 1 and 2 consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
+// (Three consumers with 192-row tiles were measured and gave no more rows per second:
+// docs/perf/prefill.md, v6.)
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kRowsPerCta = 64 * kConsumers;
 // setmaxnreg budgets (multiples of 8; 40 + 2 x 232 fits 504 per thread-triple of 384 threads:
 // 64K registers / 128 threads per warpgroup).
 constexpr int kProducerRegisters = 40;
@@ -98,9 +99,10 @@ SF_PREFILL_HD constexpr int k_rotation(UnitCoord u, int count) {
 
 // Tile width and split-K depth: the pair with the least estimated time, from a cost model fitted
 // to H200 measurements (docs/perf/prefill.md): a CTA needs step_ns per k-block of its unit
-// (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound by the consumers'
-// instruction stream, not by memory), units run in waves of sm_count, and splits > 1 add the
-// fp32 partials' write and read-back (8 bytes per output per split) at about 3 TB/s.
+// (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound inside the SM, not by
+// memory, so it does not depend on how many CTAs run), units run in waves of sm_count, and
+// splits > 1 add the fp32 partials' write and read-back (8 bytes per output per split) at about
+// 3 TB/s.
 // Worked examples, H200 (132 SMs), K = 4096 unless noted:
 //   l3-8b.o (N 4096), M = 128: 32 tiles -> 4 splits (128 units); l3-8b.qkv (N 6144): 2 splits;
 //   l3-70b.qkv (N 10240, K 8192), M = 128: 80 tiles -> 3 splits (240 units in two waves beat
@@ -152,6 +154,5 @@ SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int6
 SF_PREFILL_HD constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
   return k_blocks * s / splits;
 }
-
 
 }  // namespace sailfish::prefill
