@@ -2,13 +2,14 @@
 #include <utility>
 
 #include "common/cuda_check.h"
+#include "common/host_math.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
 
 namespace {
 
-size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+using ::sailfish::detail::align_up;
 
 struct StorageLayout {
   size_t codes = 0, scales = 0, zero_fold = 0, perm = 0, total = 0;

@@ -7,6 +7,7 @@
 #include "decode/launch.h"
 #include "dense/config.h"
 #include "prefill/launch.h"
+#include "common/host_math.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
@@ -23,7 +24,7 @@ namespace {
 constexpr int64_t kDefaultDenseMinM = 65;
 constexpr int64_t kDefaultPrefillMaxM = 2048;
 
-size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+using ::sailfish::detail::align_up;
 
 Status validate_problem(const Problem& p) {
   if (p.m < 0) return invalid_argument("m is ", p.m, "; must be >= 0");

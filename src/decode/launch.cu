@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
+#include "common/host_math.h"
 #include "common/launch.cuh"
 #include "decode/config.h"
 #include "decode/kernel_instances.h"
@@ -11,15 +12,11 @@
 
 namespace sailfish::decode {
 
+using ::sailfish::detail::align_up;
+using ::sailfish::detail::log2_ceil;
+using ::sailfish::detail::support_grid;
+
 namespace {
-
-size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
-
-int log2_exact(int64_t value) {
-  int shift = 0;
-  while ((int64_t(1) << shift) < value) ++shift;
-  return shift;
-}
 
 template <typename T>
 Status occupancy_for(int bits, int tiles, bool warp_split, int* ctas) {
@@ -32,11 +29,6 @@ Status launch_for(int bits, const DecodeParams& params, int tiles, bool warp_spl
                   bool pdl, cudaStream_t stream) {
   return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, warp_split, grid, pdl, stream)
                    : launch_main_kernel<T, 8>(params, tiles, warp_split, grid, pdl, stream);
-}
-
-int support_grid(int64_t elements, int sm_count) {
-  const int64_t blocks = (elements + 255) / 256;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(sm_count) * 8)));
 }
 
 }  // namespace
@@ -148,7 +140,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.k_blocks = static_cast<int>(g.k_blocks);
   params.n_pad = static_cast<int>(g.n_pad);
   params.m_pad = m_pad;
-  params.group_shift = g.group_size == kChannelwise ? 30 : log2_exact(g.group_rows);
+  params.group_shift = g.group_size == kChannelwise ? 30 : log2_ceil(g.group_rows);
   params.splits = d.splits;
   params.epilogue = static_cast<Epilogue>(d.epilogue);
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),

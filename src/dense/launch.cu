@@ -1,6 +1,7 @@
 // Dense tier: launcher of the dequantization kernel (one instantiation per dtype, bit width,
 // zero points and act-order: 16 in all, in this one translation unit).
 #include "common/cuda_check.h"
+#include "common/host_math.h"
 #include "dense/config.h"
 #include "dense/dequantize_kernel.cuh"
 #include "dense/launch.h"
@@ -29,12 +30,6 @@ Status launch_typed(const DequantizeParams& params, bool has_zero, bool act_orde
   return Status();
 }
 
-int log2_exact(int64_t value) {
-  int shift = 0;
-  while ((int64_t(1) << shift) < value) ++shift;
-  return shift;
-}
-
 }  // namespace
 
 Status launch_dequantize(const DeviceWeight& weight, int64_t row_begin, int64_t rows,
@@ -57,7 +52,7 @@ Status launch_dequantize(const DeviceWeight& weight, int64_t row_begin, int64_t 
   params.n_block_begin = static_cast<int32_t>(row_begin / kTileRows);
   params.n_block_count = static_cast<int32_t>((rows + kTileRows - 1) / kTileRows);
   // Channelwise: group_rows = k_pad (< 2^30), so every row maps to scale row 0 with shift 30.
-  params.group_shift = geo.group_size == kChannelwise ? 30 : log2_exact(geo.group_rows);
+  params.group_shift = geo.group_size == kChannelwise ? 30 : ::sailfish::detail::log2_ceil(geo.group_rows);
   const int64_t blocks = int64_t(params.n_block_count) * params.k_blocks;
   const int grid = static_cast<int>(std::min<int64_t>(blocks, int64_t(sm_count) * kCtasPerSm));
   const bool has_zero = weight.zero_fold != nullptr;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/cuda_check.h"
+#include "common/host_math.h"
 #include "common/launch.cuh"
 #include "decode/prep_kernel.cuh"
 #include "prefill/config.h"
@@ -15,24 +16,9 @@
 
 namespace sailfish::prefill {
 
-namespace {
-
-size_t align_up(size_t value, size_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
-int log2_exact(int64_t value) {
-  int shift = 0;
-  while ((int64_t(1) << shift) < value) ++shift;
-  return shift;
-}
-
-int support_grid(int64_t elements, int sm_count) {
-  const int64_t blocks = (elements + 255) / 256;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(sm_count) * 8)));
-}
-
-}  // namespace
+using ::sailfish::detail::align_up;
+using ::sailfish::detail::log2_ceil;
+using ::sailfish::detail::support_grid;
 
 Status prefill_available(int device) {
 #ifndef SAILFISH_HAS_SM90A_KERNELS
@@ -160,7 +146,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.k_blocks = static_cast<int>(g.k_blocks);
   params.n_pad = static_cast<int>(g.n_pad);
   params.m_pad = f.m_tiles * f.tokens;
-  params.group_shift = g.group_size == kChannelwise ? 30 : log2_exact(g.group_rows);
+  params.group_shift = g.group_size == kChannelwise ? 30 : log2_ceil(g.group_rows);
   params.meta_rows = params.group_shift >= 6 ? 1 : 64 >> params.group_shift;
   params.n_tiles = f.n_tiles;
   params.m_tiles = f.m_tiles;
