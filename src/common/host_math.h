@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sailfish/packed_format.h"
+#include "sailfish/types.h"
+
 namespace sailfish::detail {
 
 inline size_t align_up(size_t value, size_t alignment) {
@@ -16,6 +19,12 @@ inline int log2_ceil(int64_t value) {
   int shift = 0;
   while ((int64_t(1) << shift) < value) ++shift;
   return shift;
+}
+
+// The kernels' group shift: log2 of a group's packed columns, or 30 for channelwise weights (every
+// column then falls in group 0).
+inline int group_shift(const PackedGeometry& g) {
+  return g.group_size == kChannelwise ? 30 : log2_ceil(g.group_rows);
 }
 
 // Grid of a grid-stride support kernel (prep, reduce) with 256-thread blocks over `elements`:

@@ -11,13 +11,11 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define SF_HOST_DEVICE __host__ __device__
-#else
-#define SF_HOST_DEVICE
-#endif
+#include "common/host_device.h"
 
 namespace sailfish::decode {
+
+using ::sailfish::detail::split_begin;
 
 // A CTA owns one 64-row block strip of W and a contiguous range of its 64-column k-blocks; warp j
 // owns n16 group j of the strip. 4 warps.
@@ -85,12 +83,6 @@ SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int
   if (splits > cap) splits = cap;
   if (splits < 1) splits = 1;
   return static_cast<int>(splits);
-}
-
-// The k-block range [begin, end) of split s of `splits` over k_blocks blocks: sizes differ by at
-// most one and the ranges tile [0, k_blocks) exactly.
-SF_HOST_DEVICE constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
-  return k_blocks * s / splits;
 }
 
 // How partial sums leave a CTA.

@@ -13,7 +13,6 @@
 namespace sailfish::decode {
 
 using ::sailfish::detail::align_up;
-using ::sailfish::detail::log2_ceil;
 using ::sailfish::detail::support_grid;
 
 namespace {
@@ -101,20 +100,11 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   const void* a = args.a;
   int64_t lda = g.k;
   if (d.copy_activations || d.init_output) {
-    PrepParams prep;
-    prep.a = args.a;
-    prep.lda = g.k;
-    prep.a_out = d.copy_activations ? ws + d.activation_offset : nullptr;
-    prep.perm = w.perm;
-    prep.m = m;
-    prep.k = static_cast<int>(g.k);
-    prep.k_pad = static_cast<int>(g.k_pad);
-    prep.y = d.init_output ? args.y : nullptr;
-    prep.bias = args.bias;
-    prep.n = static_cast<int>(g.n);
-    const int64_t work = (d.copy_activations ? p.m * g.k_pad : 0) + (d.init_output ? p.m * g.n : 0);
-    SF_RETURN_IF_ERROR(gpu::launch(prep_kernel<T>, dim3(support_grid(work, plan.sm_count)),
-                                   dim3(256), 0, stream, pdl, "decode prep_kernel launch", prep));
+    const PrepParams prep =
+        make_prep_params(args, g, p.m, d.copy_activations ? ws + d.activation_offset : nullptr,
+                         d.init_output ? args.y : nullptr);
+    SF_RETURN_IF_ERROR(
+        launch_prep<T>(prep, plan.sm_count, pdl, stream, "decode prep_kernel launch"));
     if (d.copy_activations) {
       a = prep.a_out;
       lda = g.k_pad;
@@ -140,7 +130,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.k_blocks = static_cast<int>(g.k_blocks);
   params.n_pad = static_cast<int>(g.n_pad);
   params.m_pad = m_pad;
-  params.group_shift = g.group_size == kChannelwise ? 30 : log2_ceil(g.group_rows);
+  params.group_shift = ::sailfish::detail::group_shift(g);
   params.splits = d.splits;
   params.epilogue = static_cast<Epilogue>(d.epilogue);
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),

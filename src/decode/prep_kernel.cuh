@@ -12,8 +12,11 @@
 
 #include <cstdint>
 
+#include "common/host_math.h"
+#include "common/launch.cuh"
 #include "common/ptx/griddepcontrol.cuh"
 #include "decode/config.h"
+#include "sailfish/sailfish.h"
 
 namespace sailfish::decode {
 
@@ -49,6 +52,33 @@ __global__ void prep_kernel(const PrepParams p) {
       static_cast<T*>(p.y)[j] = bias != nullptr ? bias[j % p.n] : static_cast<T>(0.0f);
     }
   }
+}
+
+// The prep work of one run (host): the activation copy into a_out (null: none) and the output
+// initialization Y = bias into y (null: none). The decode and prefill tiers both launch it.
+inline PrepParams make_prep_params(const RunArgs& args, const PackedGeometry& g, int64_t m,
+                                   void* a_out, void* y) {
+  PrepParams prep;
+  prep.a = args.a;
+  prep.lda = g.k;
+  prep.a_out = a_out;
+  prep.perm = args.weight->perm;
+  prep.m = static_cast<int>(m);
+  prep.k = static_cast<int>(g.k);
+  prep.k_pad = static_cast<int>(g.k_pad);
+  prep.y = y;
+  prep.bias = args.bias;  // read only when y is set
+  prep.n = static_cast<int>(g.n);
+  return prep;
+}
+
+template <typename T>
+Status launch_prep(const PrepParams& prep, int sm_count, bool pdl, cudaStream_t stream,
+                   const char* what) {
+  const int64_t work = (prep.a_out != nullptr ? int64_t(prep.m) * prep.k_pad : 0) +
+                       (prep.y != nullptr ? int64_t(prep.m) * prep.n : 0);
+  return gpu::launch(prep_kernel<T>, dim3(::sailfish::detail::support_grid(work, sm_count)),
+                     dim3(256), 0, stream, pdl, what, prep);
 }
 
 struct ReduceParams {

@@ -52,7 +52,7 @@ Status launch_dequantize(const DeviceWeight& weight, int64_t row_begin, int64_t 
   params.n_block_begin = static_cast<int32_t>(row_begin / kTileRows);
   params.n_block_count = static_cast<int32_t>((rows + kTileRows - 1) / kTileRows);
   // Channelwise: group_rows = k_pad (< 2^30), so every row maps to scale row 0 with shift 30.
-  params.group_shift = geo.group_size == kChannelwise ? 30 : ::sailfish::detail::log2_ceil(geo.group_rows);
+  params.group_shift = ::sailfish::detail::group_shift(geo);
   const int64_t blocks = int64_t(params.n_block_count) * params.k_blocks;
   const int grid = static_cast<int>(std::min<int64_t>(blocks, int64_t(sm_count) * kCtasPerSm));
   const bool has_zero = weight.zero_fold != nullptr;

@@ -10,13 +10,11 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define SF_PREFILL_HD __host__ __device__
-#else
-#define SF_PREFILL_HD
-#endif
+#include "common/host_device.h"
 
 namespace sailfish::prefill {
+
+using ::sailfish::detail::split_begin;
 
 // Warp specialization: warpgroup 0 produces (its first warp issues every copy, one per lane),
 // warpgroups 1 and 2 consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
@@ -34,12 +32,12 @@ constexpr int kMaxMetaRows = 4;
 // Per consumer: [scales | zero folds] x kMaxMetaRows rows x 64 weight rows x 2 bytes.
 constexpr int kMetaBytesPerConsumer = 2 * kMaxMetaRows * 64 * 2;
 
-SF_PREFILL_HD constexpr int block_bytes(int bits) { return 64 * 64 * bits / 8; }
+SF_HOST_DEVICE constexpr int block_bytes(int bits) { return 64 * 64 * bits / 8; }
 // A stage: [activations: tokens x 128 B, swizzled] [weights: one block per consumer] [meta].
 // Every part's size is a multiple of 1024, so each stage's activation tile stays 1024-aligned as
 // the 128-byte swizzle requires.
-SF_PREFILL_HD constexpr int activation_stage_bytes(int tokens) { return tokens * 128; }
-SF_PREFILL_HD constexpr int stage_bytes(int bits, int tokens) {
+SF_HOST_DEVICE constexpr int activation_stage_bytes(int tokens) { return tokens * 128; }
+SF_HOST_DEVICE constexpr int stage_bytes(int bits, int tokens) {
   return activation_stage_bytes(tokens) + kConsumers * block_bytes(bits) +
          kConsumers * kMetaBytesPerConsumer;
 }
@@ -49,17 +47,17 @@ constexpr int kMaxStages = 16;
 // Consumers keep up to two blocks' wgmma groups in flight, so they hold up to two stages besides
 // the one they wait for: fewer than three stages would deadlock.
 constexpr int kMinStages = 3;
-SF_PREFILL_HD constexpr int shared_bytes(int bits, int tokens, int stages) {
+SF_HOST_DEVICE constexpr int shared_bytes(int bits, int tokens, int stages) {
   return stages * stage_bytes(bits, tokens) + 1024 + 256;
 }
 // The deepest pipeline that fits an H100/H200 SM (227 KB per CTA).
-SF_PREFILL_HD constexpr int max_stages(int bits, int tokens) {
+SF_HOST_DEVICE constexpr int max_stages(int bits, int tokens) {
   return (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens) < kMaxStages
              ? (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens)
              : kMaxStages;
 }
 // Default depth: as many stages as fit, at most 8 (SAILFISH_PREFILL_STAGES overrides).
-SF_PREFILL_HD constexpr int stage_count(int bits, int tokens) {
+SF_HOST_DEVICE constexpr int stage_count(int bits, int tokens) {
   return max_stages(bits, tokens) < 8 ? max_stages(bits, tokens) : 8;
 }
 static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
@@ -75,7 +73,7 @@ struct UnitCoord {
   int n_tile, m_tile, split;
 };
 
-SF_PREFILL_HD constexpr UnitCoord unit_coord(int64_t unit, int n_tiles, int m_tiles) {
+SF_HOST_DEVICE constexpr UnitCoord unit_coord(int64_t unit, int n_tiles, int m_tiles) {
   const int64_t per_split = int64_t(n_tiles) * m_tiles;
   const int split = static_cast<int>(unit / per_split);
   const int64_t rest = unit % per_split;
@@ -92,7 +90,7 @@ SF_PREFILL_HD constexpr UnitCoord unit_coord(int64_t unit, int n_tiles, int m_ti
 // at the same time and share an operand (the tiles of one m tile share activations, those of one
 // n tile share weights) then ask L2 for different lines instead of all for the same ones. The
 // rotation depends only on the unit, so results are the same every run.
-SF_PREFILL_HD constexpr int k_rotation(UnitCoord u, int count) {
+SF_HOST_DEVICE constexpr int k_rotation(UnitCoord u, int count) {
   return count > 0 ? static_cast<int>((int64_t(u.n_tile) * 3 + int64_t(u.m_tile) * 5) * 2 % count)
                    : 0;
 }
@@ -118,7 +116,7 @@ struct TileChoice {
   int splits;
 };
 
-SF_PREFILL_HD constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t n_pad,
+SF_HOST_DEVICE constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t n_pad,
                                            int64_t k_blocks, int sm_count, int tokens,
                                            int splits) {
   const int64_t m_tiles = (m + tokens - 1) / tokens;
@@ -133,7 +131,7 @@ SF_PREFILL_HD constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t n
   return double(waves) * double(steps) * step_ns + partials_ns;
 }
 
-SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int64_t n_pad,
+SF_HOST_DEVICE constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int64_t n_pad,
                                                 int64_t k_blocks, int sm_count) {
   TileChoice best{128, 1};
   double best_ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, 128, 1);
@@ -149,10 +147,6 @@ SF_PREFILL_HD constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int6
     }
   }
   return best;
-}
-
-SF_PREFILL_HD constexpr int64_t split_begin(int64_t k_blocks, int splits, int s) {
-  return k_blocks * s / splits;
 }
 
 }  // namespace sailfish::prefill

@@ -17,7 +17,6 @@
 namespace sailfish::prefill {
 
 using ::sailfish::detail::align_up;
-using ::sailfish::detail::log2_ceil;
 using ::sailfish::detail::support_grid;
 
 Status prefill_available(int device) {
@@ -111,20 +110,10 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   int64_t lda = g.k;
   int64_t columns = g.k;
   if (f.copy_activations) {
-    decode::PrepParams prep;
-    prep.a = args.a;
-    prep.lda = g.k;
-    prep.a_out = ws + f.activation_offset;
-    prep.perm = w.perm;
-    prep.m = static_cast<int>(p.m);
-    prep.k = static_cast<int>(g.k);
-    prep.k_pad = static_cast<int>(g.k_pad);
-    prep.y = nullptr;
-    prep.bias = nullptr;
-    prep.n = static_cast<int>(g.n);
-    SF_RETURN_IF_ERROR(gpu::launch(decode::prep_kernel<T>,
-                                   dim3(support_grid(p.m * g.k_pad, plan.sm_count)), dim3(256), 0,
-                                   stream, pdl, "prefill prep_kernel launch", prep));
+    const decode::PrepParams prep =
+        decode::make_prep_params(args, g, p.m, ws + f.activation_offset, nullptr);
+    SF_RETURN_IF_ERROR(decode::launch_prep<T>(prep, plan.sm_count, pdl, stream,
+                                              "prefill prep_kernel launch"));
     a = prep.a_out;
     lda = g.k_pad;
     columns = g.k_pad;
@@ -146,7 +135,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.k_blocks = static_cast<int>(g.k_blocks);
   params.n_pad = static_cast<int>(g.n_pad);
   params.m_pad = f.m_tiles * f.tokens;
-  params.group_shift = g.group_size == kChannelwise ? 30 : log2_ceil(g.group_rows);
+  params.group_shift = ::sailfish::detail::group_shift(g);
   params.meta_rows = params.group_shift >= 6 ? 1 : 64 >> params.group_shift;
   params.n_tiles = f.n_tiles;
   params.m_tiles = f.m_tiles;
