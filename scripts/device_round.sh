@@ -64,6 +64,46 @@ for stage in "$@"; do
           > "$out/sass_$1_$2.csv" 2>&1
         note "ncu sass $1 M=$2: rc=$?"
       done ;;
+    decode-profile)
+      # Nsight Compute on decode launches (DECODE_PROFILE_CASES: shape:M items): speed of light,
+      # memory, scheduler, stall reasons; then per-instruction stall samples (SASS, CSV) of the first.
+      cases=${DECODE_PROFILE_CASES:-"l3-70b.down:1 l3-8b.o:1 l3-70b.gate_up:16"}
+      for case in $cases; do
+        shape=${case%%:*} m=${case##*:}
+        timeout 240 ncu --kernel-name regex:decode --launch-count 1 \
+          --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+          --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+          --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode --no-cublas \
+          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          > "$out/ncu_decode_${shape}_$m.log" 2>&1
+        note "ncu decode $shape M=$m: rc=$?"
+      done
+      first=${cases%% *}; shape=${first%%:*} m=${first##*:}
+      timeout 240 ncu --kernel-name regex:decode --launch-count 1 \
+        --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+        "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode --no-cublas \
+        --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+        > "$out/sass_decode_${shape}_$m.csv" 2>&1
+      note "ncu sass decode $shape M=$m: rc=$?" ;;
+    decode-tests)
+      timeout 300 "$build/tests/sailfish_gpu_tests" --gtest_brief=1 \
+        --gtest_filter='*Decode*:MatMulNBitsOp.*' > "$out/decode_tests.log" 2>&1
+      note "decode tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/decode_tests.log" | head -3 | tr '\n' ' ')"
+      grep -E "Failure" -A6 "$out/decode_tests.log" | head -40 ;;
+    decode-split-sweep)
+      # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 on the default shapes.
+      for s in ${DECODE_SWEEP_SPLITS:-1 2 3 4 6 8}; do
+        SAILFISH_DECODE_SPLITS=$s timeout 200 "$build/bench/sailfish_bench" --tiers decode -m 1,16 \
+          --no-cublas --json "$out/split_s$s.json" > "$out/split_s$s.log" 2>&1
+        note "split sweep s=$s: rc=$?"
+      done ;;
+    decode-bench)
+      # The decode tier at M = 1, 16, 32, 64 (DECODE_BENCH_M) with the stream-only floor alongside;
+      # cuBLAS too unless DECODE_BENCH_ARGS says --no-cublas.
+      timeout 300 "$build/bench/sailfish_bench" --tiers decode -m ${DECODE_BENCH_M:-1,16,32,64} \
+        ${DECODE_BENCH_ARGS:-} --json "$out/decode.json" > "$out/decode.log" 2>&1
+      note "decode bench: rc=$?" ;;
     conformance)
       python3 "$root/tests/oracle/test_matmul_nbits_gpu.py" --lib "$build/src/libsailfish_c.so" \
         > "$out/conformance.log" 2>&1

@@ -125,6 +125,9 @@ struct DecodePlan {
   bool warp_split = false;        // warps split K inside the CTA (M <= 32) instead of N
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
+  int warp_stage_bytes = 0;       // warp-split kernel: bytes of one pipeline stage
+  int act_rows = 0;               // warp-split kernel: activation rows a stage holds
+  int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;
 };

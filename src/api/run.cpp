@@ -35,6 +35,11 @@ Status validate_run(const Plan& plan, const RunArgs& args, void* workspace,
   if (w.zero_kind != ZeroPointKind::kNone && w.zero_fold == nullptr) {
     return invalid_argument("run: the weight has zero points but zero_fold is null");
   }
+  if (w.zero_kind == ZeroPointKind::kNone && w.zero_fold != nullptr) {
+    // The kernels read zero folds whenever the pointer is set, and plans size for their kind.
+    return invalid_argument("run: the weight has no zero points (zero_kind none) but zero_fold is "
+                            "set; leave it null");
+  }
   if (reinterpret_cast<uintptr_t>(w.codes) % 16 != 0) {
     return invalid_argument("run: weight codes must be 16-byte aligned");
   }

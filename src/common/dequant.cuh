@@ -17,6 +17,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace sailfish::gpu {
 
@@ -76,6 +77,25 @@ __device__ __forceinline__ void int4_word_to_pairs<__nv_bfloat16>(uint32_t q,
     out[r] = __hsub2(bits_as_pair<__nv_bfloat162>(and_or(q >> (4 * r), 0x000f000fu, 0x43004300u)),
                      bias);
   }
+}
+
+// int4 without the subtraction: the same four pairs, each element (magic + q) = (q - 8) + offset,
+// exact, with offset = 1032 (fp16) or 136 (bf16). A caller that accumulates in fp32 can take
+// offset * sum(a) off once per k16 slice (decode: one mma against int4_negative_offset_pair in
+// every A register) instead of four packed subtractions per word. The subtraction then happens in
+// fp32, on sums larger than the exact ones by offset * sum(a); its rounding stays far below the
+// 16-bit rounding of the result (the GPU tests hold it to the 2x rule, docs/perf/decode.md v5).
+template <typename T>
+__device__ __forceinline__ void int4_word_to_offset_pairs(uint32_t q, Pair<T> out[4]) {
+  constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) out[r] = bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic));
+}
+
+// {-offset, -offset} of int4_word_to_offset_pairs as register bits: -1032 (fp16), -136 (bf16).
+template <typename T>
+__device__ __forceinline__ constexpr uint32_t int4_negative_offset_pair() {
+  return std::is_same_v<T, __half> ? 0xE408E408u : 0xC308C308u;
 }
 
 // int8: the two register pairs of one word (one column), bytes k0 k8 k1 k9:

@@ -48,13 +48,32 @@ SF_HOST_DEVICE constexpr int stage_bytes(int bits, int token_tiles) {
 SF_HOST_DEVICE constexpr int shared_bytes(int bits, int token_tiles) {
   return kStages * stage_bytes(bits, token_tiles);
 }
-// The warp-split kernel (warp_split_kernel.cuh) gives every warp its own stages.
-SF_HOST_DEVICE constexpr int warp_split_shared_bytes(int bits, int token_tiles) {
-  return kWarps * kStages * stage_bytes(bits, token_tiles);
-}
 // Token tiles up to which the warp-split kernel serves (M <= 32 per CTA); beyond, the strip kernel.
 constexpr int kWarpSplitMaxTiles = 4;
-static_assert(warp_split_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024, "fits an SM");
+
+// The warp-split kernel sizes its stages at run time to what the problem reads, so that small M
+// and symmetric weights fit more CTAs on an SM (v6: the kernel was latency bound at 3 warps per
+// scheduler, limited by shared memory): a stage holds the 64 x 64 block, act_rows activation rows
+// of 128 bytes, and meta_rows scale rows (and as many zero-fold rows) of 128 bytes. Activation
+// rows the CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte header.
+constexpr int kWarpHeaderBytes = 128;
+SF_HOST_DEVICE constexpr int meta_rows_for(int group_shift) {
+  return group_shift >= 6 ? 1 : (64 >> group_shift);
+}
+SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int meta_rows,
+                                                    bool zero_points) {
+  return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);
+}
+SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage) {
+  return kWarpHeaderBytes + kStages * stage;
+}
+// The largest a warp-split CTA can need (token_tiles * 8 rows, group 16 with zero points); the
+// kernel's shared-memory attribute is set to it once.
+SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles) {
+  return kWarps * warp_split_region_bytes(warp_split_stage_bytes(
+                      bits, token_tiles * kTokensPerTile, kMaxMetaRows, true));
+}
+static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024, "fits an SM");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
 static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1024), "int8, 64 tokens: 13 KB a stage");
 static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");

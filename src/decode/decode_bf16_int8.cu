@@ -2,7 +2,7 @@
 #include "decode/kernel_instances.cuh"
 
 namespace sailfish::decode {
-template Status launch_main_kernel<__nv_bfloat16, 8>(const DecodeParams&, int, bool, dim3,
-                                                      bool, cudaStream_t);
-template Status main_kernel_occupancy<__nv_bfloat16, 8>(int, bool, int*);
+template Status launch_main_kernel<__nv_bfloat16, 8>(const DecodeParams&, int, bool, dim3, int,
+                                                     bool, cudaStream_t);
+template Status main_kernel_occupancy<__nv_bfloat16, 8>(int, bool, bool, int, int*);
 }  // namespace sailfish::decode

@@ -47,6 +47,8 @@ struct DecodeParams {
   int32_t group_shift;     // log2(group rows); 30 for channelwise (every column in group 0)
   int32_t splits;
   Epilogue epilogue;
+  // Warp-split kernel only (config.h): bytes of one stage and the activation rows it holds.
+  int32_t warp_stage_bytes, act_rows;
 };
 
 namespace detail {

@@ -11,89 +11,101 @@ namespace sailfish::decode {
 
 namespace detail {
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit>
+// kZero picks the warp-split kernel's zero-point variant; the strip kernel reads it at run time.
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
 }
 
+// The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
+// stages per problem (config.h), up to this.
 template <int kBits, int kTiles, bool kWarpSplit>
-constexpr int shared_for() {
-  return kWarpSplit ? warp_split_shared_bytes(kBits, kTiles) : shared_bytes(kBits, kTiles);
+constexpr int max_shared_for() {
+  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles) : shared_bytes(kBits, kTiles);
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit>
-Status prepare(int* shared) {
-  constexpr int kShared = shared_for<kBits, kTiles, kWarpSplit>();
-  if constexpr (kShared > 48 * 1024) {
-    SF_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<T, kBits, kTiles, kWarpSplit>(),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kShared));
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+Status prepare(int shared) {
+  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit>();
+  if (shared < 0 || shared > kMaxShared) {
+    return internal_error("decode kernel: ", shared, " bytes of shared memory asked, the instance ",
+                          "allows ", kMaxShared);
   }
-  *shared = kShared;
+  if constexpr (kMaxShared > 48 * 1024) {
+    SF_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxShared));
+  }
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit>
-Status launch_tiles(const DecodeParams& params, dim3 grid, bool pdl, cudaStream_t stream) {
-  int shared = 0;
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit>(&shared)));
-  return gpu::launch(kernel_for<T, kBits, kTiles, kWarpSplit>(), grid, dim3(kThreads), shared,
-                     stream, pdl, "decode kernel launch", params);
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
+                    cudaStream_t stream) {
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero>(shared)));
+  return gpu::launch(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), grid, dim3(kThreads),
+                     shared, stream, pdl, "decode kernel launch", params);
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit>
-Status occupancy_tiles(int* ctas_per_sm) {
-  int shared = 0;
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit>(&shared)));
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+Status occupancy_tiles(int shared, int* ctas_per_sm) {
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero>(shared)));
   SF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit>(), kThreads, shared));
+      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), kThreads, shared));
   return Status();
 }
 
-// Calls F<kTiles, kWarpSplit>() for the instance that serves (token_tiles, warp_split).
+// Calls f(tiles, warp_split, zero_points) with integral constants for the instance that serves
+// (token_tiles, warp_split, zero_points); the strip kernel has one instance for both.
 template <typename F>
-Status dispatch(int token_tiles, bool warp_split, F&& f) {
-  if (warp_split) {
+Status dispatch(int token_tiles, bool warp_split, bool zero_points, F&& f) {
+  using std::false_type;
+  using std::true_type;
+  auto warp_split_tiles = [&](auto zero) -> Status {
     switch (token_tiles) {
-      case 1: return f(std::integral_constant<int, 1>(), std::true_type());
-      case 2: return f(std::integral_constant<int, 2>(), std::true_type());
-      case 3: return f(std::integral_constant<int, 3>(), std::true_type());
-      case 4: return f(std::integral_constant<int, 4>(), std::true_type());
+      case 1: return f(std::integral_constant<int, 1>(), true_type(), zero);
+      case 2: return f(std::integral_constant<int, 2>(), true_type(), zero);
+      case 3: return f(std::integral_constant<int, 3>(), true_type(), zero);
+      case 4: return f(std::integral_constant<int, 4>(), true_type(), zero);
     }
-  } else {
-    switch (token_tiles) {
-      case 1: return f(std::integral_constant<int, 1>(), std::false_type());
-      case 2: return f(std::integral_constant<int, 2>(), std::false_type());
-      case 3: return f(std::integral_constant<int, 3>(), std::false_type());
-      case 4: return f(std::integral_constant<int, 4>(), std::false_type());
-      case 6: return f(std::integral_constant<int, 6>(), std::false_type());
-      case 8: return f(std::integral_constant<int, 8>(), std::false_type());
-    }
+    return internal_error("decode: no warp-split kernel instance for ", token_tiles,
+                          " token tiles");
+  };
+  if (warp_split) return zero_points ? warp_split_tiles(true_type()) : warp_split_tiles(false_type());
+  switch (token_tiles) {
+    case 1: return f(std::integral_constant<int, 1>(), false_type(), false_type());
+    case 2: return f(std::integral_constant<int, 2>(), false_type(), false_type());
+    case 3: return f(std::integral_constant<int, 3>(), false_type(), false_type());
+    case 4: return f(std::integral_constant<int, 4>(), false_type(), false_type());
+    case 6: return f(std::integral_constant<int, 6>(), false_type(), false_type());
+    case 8: return f(std::integral_constant<int, 8>(), false_type(), false_type());
   }
-  return internal_error("decode: no kernel instance for ", token_tiles, " token tiles",
-                        warp_split ? " (warp split)" : "");
+  return internal_error("decode: no kernel instance for ", token_tiles, " token tiles");
 }
 
 }  // namespace detail
 
 template <typename T, int kBits>
 Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, dim3 grid,
-                          bool pdl, cudaStream_t stream) {
-  return detail::dispatch(token_tiles, warp_split, [&](auto tiles, auto split) {
-    return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value>(
-        params, grid, pdl, stream);
-  });
+                          int shared_bytes, bool pdl, cudaStream_t stream) {
+  return detail::dispatch(
+      token_tiles, warp_split, params.zero_fold != nullptr, [&](auto tiles, auto split, auto zero) {
+        return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
+                                    decltype(zero)::value>(params, grid, shared_bytes, pdl, stream);
+      });
 }
 
 template <typename T, int kBits>
-Status main_kernel_occupancy(int token_tiles, bool warp_split, int* ctas_per_sm) {
-  return detail::dispatch(token_tiles, warp_split, [&](auto tiles, auto split) {
-    return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value>(
-        ctas_per_sm);
-  });
+Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int shared_bytes,
+                             int* ctas_per_sm) {
+  return detail::dispatch(
+      token_tiles, warp_split, zero_points, [&](auto tiles, auto split, auto zero) {
+        return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
+                                       decltype(zero)::value>(shared_bytes, ctas_per_sm);
+      });
 }
 
 }  // namespace sailfish::decode

@@ -1,5 +1,6 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
 // holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4
+// (symmetric and with zero points)
 // (decode_<type>_int<bits>.cu). Declared here, defined by kernel_instances.cuh.
 #pragma once
 
@@ -11,12 +12,15 @@
 
 namespace sailfish::decode {
 
+// shared_bytes: the CTA's dynamic shared memory (plan_decode), at most the instance's maximum.
 template <typename T, int kBits>
 Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, dim3 grid,
-                          bool pdl, cudaStream_t stream);
+                          int shared_bytes, bool pdl, cudaStream_t stream);
 
-// CTAs of the kernel that fit on one SM.
+// CTAs of the kernel that fit on one SM with shared_bytes of dynamic shared memory each;
+// zero_points picks the warp-split kernel's variant (launch_main_kernel takes it from params).
 template <typename T, int kBits>
-Status main_kernel_occupancy(int token_tiles, bool warp_split, int* ctas_per_sm);
+Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int shared_bytes,
+                             int* ctas_per_sm);
 
 }  // namespace sailfish::decode

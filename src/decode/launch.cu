@@ -18,16 +18,18 @@ using ::sailfish::detail::support_grid;
 namespace {
 
 template <typename T>
-Status occupancy_for(int bits, int tiles, bool warp_split, int* ctas) {
-  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, warp_split, ctas)
-                   : main_kernel_occupancy<T, 8>(tiles, warp_split, ctas);
+Status occupancy_for(int bits, int tiles, bool warp_split, bool zero, int shared, int* ctas) {
+  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, warp_split, zero, shared, ctas)
+                   : main_kernel_occupancy<T, 8>(tiles, warp_split, zero, shared, ctas);
 }
 
 template <typename T>
-Status launch_for(int bits, const DecodeParams& params, int tiles, bool warp_split, dim3 grid,
-                  bool pdl, cudaStream_t stream) {
-  return bits == 4 ? launch_main_kernel<T, 4>(params, tiles, warp_split, grid, pdl, stream)
-                   : launch_main_kernel<T, 8>(params, tiles, warp_split, grid, pdl, stream);
+Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
+                  cudaStream_t stream) {
+  return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, grid,
+                                              d.shared_bytes, pdl, stream)
+                   : launch_main_kernel<T, 8>(params, d.token_tiles, d.warp_split, grid,
+                                              d.shared_bytes, pdl, stream);
 }
 
 }  // namespace
@@ -40,14 +42,27 @@ Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* 
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
   d.m_groups = static_cast<int>((std::max<int64_t>(p.m, 1) + tokens_per_cta - 1) / tokens_per_cta);
   d.warp_split = warp_split && d.token_tiles <= kWarpSplitMaxTiles;
+  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
+  if (d.warp_split) {
+    // Stages hold only what this problem reads: its activation rows, its scale rows (and folds).
+    d.act_rows = static_cast<int>(std::min<int64_t>(std::max<int64_t>(p.m, 1), tokens_per_cta));
+    d.warp_stage_bytes = warp_split_stage_bytes(g.bits, d.act_rows,
+                                                meta_rows_for(::sailfish::detail::group_shift(g)),
+                                                zero_points);
+    d.shared_bytes = kWarps * warp_split_region_bytes(d.warp_stage_bytes);
+  } else {
+    d.shared_bytes = shared_bytes(g.bits, d.token_tiles);
+  }
   int ctas_per_sm = 0;
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy query reads the current device
   const Status occupancy =
       p.act_dtype == DType::kF16
-          ? occupancy_for<__half>(g.bits, d.token_tiles, d.warp_split, &ctas_per_sm)
-          : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, d.warp_split, &ctas_per_sm);
+          ? occupancy_for<__half>(g.bits, d.token_tiles, d.warp_split, zero_points,
+                                  d.shared_bytes, &ctas_per_sm)
+          : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, d.warp_split, zero_points,
+                                         d.shared_bytes, &ctas_per_sm);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(occupancy);
   if (ctas_per_sm < 1) {
@@ -133,10 +148,11 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.group_shift = ::sailfish::detail::group_shift(g);
   params.splits = d.splits;
   params.epilogue = static_cast<Epilogue>(d.epilogue);
+  params.warp_stage_bytes = d.warp_stage_bytes;
+  params.act_rows = d.act_rows;
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
-  SF_RETURN_IF_ERROR(
-      launch_for<T>(g.bits, params, d.token_tiles, d.warp_split, grid, pdl, stream));
+  SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d, grid, pdl, stream));
 
   if (params.epilogue == Epilogue::kPartials) {
     ReduceParams reduce;

@@ -12,12 +12,14 @@
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
 //   - one pair of ldmatrix.x4 per k32 serves all four n16 groups (16 mma per block and token tile).
 // Symmetric weights with kTiles <= 2 scale the fp32 partial sums once per group (decode_kernel.cuh
-// explains why); otherwise scales (and zero folds) apply per pair with one hfma2.
+// explains why); otherwise scales (and zero folds) apply per pair with one hfma2. Symmetric int4
+// there also skips the bias subtraction (dequant.cuh: int4_word_to_offset_pairs).
 // At the end the four warps' sums meet in shared memory and warp 0 adds them in warp order
 // (deterministic) and runs the epilogue (store, red.global or split partials).
 //
-// Shared memory: kWarps * kStages * stage_bytes(kBits, kTiles) (config.h: warp_split_shared_bytes),
-// 64 KB for int4 and 8 tokens with 4 stages.
+// Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
+// kWarps * (128 + kStages * (block + act_rows * 128 + meta_rows * 128 (x2 with zero points))),
+// 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
 #pragma once
 
 #include <cstdint>
@@ -32,18 +34,19 @@
 
 namespace sailfish::decode {
 
-template <typename T, int kBits, int kTiles>
+// kZeroPoints: the weight has zero folds (a compile-time choice, so the symmetric mainloop carries
+// no branch on it).
+template <typename T, int kBits, int kTiles, bool kZeroPoints>
 __global__ void __launch_bounds__(kThreads)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
   using P = gpu::Pair<T>;
   constexpr int kW = weight_stage_bytes(kBits);
-  constexpr int kAct = activation_stage_bytes(kTiles);
-  constexpr int kStage = stage_bytes(kBits, kTiles);
   constexpr int kRunBytes = kBits * 4;  // 16 (int4) or 32 (int8) bytes per (n16 group, lane)
   constexpr int kWordsPerGroup = kBits;  // words of one n16 group's run
   constexpr bool kScaleSums = kTiles <= 2;
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
-  static_assert(4 * kTiles * 4 * 32 * 4 <= kStages * kStage, "the reduction reuses a warp's stages");
+  static_assert(4 * kTiles * 4 * 32 * 4 <= kWarpHeaderBytes + kStages * kW,
+                "the cross-warp reduction reuses a warp's region");
   extern __shared__ __align__(16) uint8_t smem[];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -54,62 +57,127 @@ __global__ void __launch_bounds__(kThreads)
   const int kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarps;
   const int kb_end = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps;
   const int num_blocks = kb_end - kb_begin;
-  uint8_t* region = smem + warp * kStages * kStage;
+  // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
+  // kStages stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many folds)].
+  const int stage_bytes = p.warp_stage_bytes;
+  const int region_bytes = warp_split_region_bytes(stage_bytes);
+  uint8_t* region = smem + warp * region_bytes;
   const uint32_t region_address = gpu::shared_address(region);
-  const bool has_zero = p.zero_fold != nullptr;
-  const int meta_rows = p.group_shift >= 6 ? 1 : (64 >> p.group_shift);
+  const uint32_t zero_chunk = region_address;
+  const uint32_t stages_address = region_address + kWarpHeaderBytes;
+  constexpr bool has_zero = kZeroPoints;
+  const int meta_rows = meta_rows_for(p.group_shift);
+  const int meta_offset = kW + p.act_rows * 128;  // within a stage
+  const int fold_offset = meta_offset + meta_rows * 128;
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
 
+  // Copy addresses, computed once: each issue then adds one block's offset (the loop was issue
+  // bound, and address arithmetic was a quarter of its instructions, v5).
+  const uint8_t* const weight_base =
+      p.codes + (int64_t(strip) * p.k_blocks + kb_begin) * kW + lane * kRunBytes;
+  // Activations: lane copies 16-byte chunk (lane % 8) of rows lane / 8 + 4u, u < kActCopies, when
+  // the row is below M; ldmatrix reads the rows at or beyond M from the zero chunk.
+  constexpr int kActCopies = kTiles * kTokensPerTile * 8 / 32;
+  const int act_chunk = lane & 7;
+  const int valid_rows = min(p.m - token0, kTiles * kTokensPerTile);
+  const T* const act = static_cast<const T*>(p.a);
+  const T* const act_lane =
+      act + int64_t(token0 + lane / 8) * p.lda + int64_t(kb_begin) * 64 + act_chunk * 8;
+  const int64_t act_rows_step = 4 * p.lda;  // from row lane / 8 + 4u to + 4(u + 1)
+  uint32_t act_offset[kActCopies];  // within a stage's activation rows (XOR-swizzled chunk)
+#pragma unroll
+  for (int u = 0; u < kActCopies; ++u) {
+    const int row = lane / 8 + 4 * u;
+    act_offset[u] = kW + row * 128 + ((act_chunk ^ (row & 7)) << 4);
+  }
+  // Scale (and fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
+  const int64_t meta_row_elements = p.n_pad;
+  const int64_t meta_lane = int64_t(lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
+  const bool copies_meta = lane < meta_rows * 8;
+
   auto issue_weights = [&](int index, int slot) {
-    const int kb = kb_begin + index;
-    const uint32_t stage = region_address + slot * kStage;
-    const uint8_t* block = p.codes + (int64_t(strip) * p.k_blocks + kb) * kW;
+    const uint32_t stage = stages_address + slot * stage_bytes;
+    const uint8_t* block = weight_base + index * kW;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int offset = (j * 32 + lane) * kRunBytes;
 #pragma unroll
       for (int c = 0; c < kRunBytes / 16; ++c) {
-        gpu::cp_async_16(stage + offset + 16 * c, block + offset + 16 * c);
+        gpu::cp_async_16(stage + (j * 32 + lane) * kRunBytes + 16 * c,
+                         block + j * 32 * kRunBytes + 16 * c);
       }
     }
-    const int g0 = (kb * 64) >> p.group_shift;
-    if (lane < meta_rows * 8) {
-      const int r = lane / 8, chunk = lane % 8;
-      const int64_t src = int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8;
-      gpu::cp_async_16(stage + kW + kAct + r * 128 + chunk * 16, scales + src);
-      if (has_zero) {
-        gpu::cp_async_16(stage + kW + kAct + kMetaStageBytes / 2 + r * 128 + chunk * 16,
-                         folds + src);
-      }
+    const int first_row = ((kb_begin + index) * 64) >> p.group_shift;
+    const int64_t src = meta_lane + first_row * meta_row_elements;
+    gpu::cp_async_16_if(copies_meta, stage + meta_offset + lane * 16, scales + src);
+    if constexpr (has_zero) {
+      gpu::cp_async_16_if(copies_meta, stage + fold_offset + lane * 16, folds + src);
     }
   };
   auto issue_activations = [&](int index, int slot) {
-    detail::copy_activation_slice<T, kTiles>(p, region_address + slot * kStage + kW, token0,
-                                             kb_begin + index, lane, 32);
+    const uint32_t stage = stages_address + slot * stage_bytes;
+    const int column = (kb_begin + index) * 64 + act_chunk * 8;
+    const bool inside = column < p.k;  // K tail: zero-filled
+    const T* src = act_lane + index * 64;
+#pragma unroll
+    for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
+      gpu::cp_async_16_if(lane / 8 + 4 * u < valid_rows, stage + act_offset[u],
+                          inside ? src : act, inside ? 16 : 0);
+    }
   };
+  if (lane == 0) *reinterpret_cast<uint4*>(region) = make_uint4(0, 0, 0, 0);
+  // ldmatrix row addresses: lane supplies row tt * 8 + lane % 8 of 16-byte chunk 4h + lane / 8
+  // (k16 slices 2h, 2h + 1), within the stage's activation rows, or the zero chunk at or beyond M.
+  bool row_valid[kTiles];
+  uint32_t ldm_offset[kTiles][2];
+#pragma unroll
+  for (int tt = 0; tt < kTiles; ++tt) {
+    const int row = tt * kTokensPerTile + (lane & 7);
+    row_valid[tt] = row < valid_rows;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int chunk = 4 * h + (lane >> 3);
+      ldm_offset[tt][h] = kW + row * 128 + ((chunk ^ (row & 7)) << 4);
+    }
+  }
 
-  float acc[4][kTiles][4], total[4][kTiles][4];
+  // Symmetric int4 with scaled sums skips the bias subtraction of the dequantization: the mma
+  // accumulates (q - 8 + offset) * a, and one more mma per k16 slice and token tile, against a
+  // fragment of -offset, accumulates -offset * a into `correction`, which the group flush adds
+  // back (dequant.cuh). Four packed subtractions per word become a quarter mma per word (v5).
+  constexpr bool kOffsetDequant = kBits == 4 && kScaleSums;
+  constexpr bool offset_dequant = kOffsetDequant && !has_zero;
+  constexpr uint32_t kNegativeOffset = gpu::int4_negative_offset_pair<T>();
+  uint32_t negative_offset[4] = {kNegativeOffset, kNegativeOffset, kNegativeOffset,
+                                 kNegativeOffset};
+  // Opaque to the compiler, so it keeps the quad in registers instead of rebuilding it with four
+  // instructions before every correction mma.
+  asm volatile("" : "+r"(negative_offset[0]), "+r"(negative_offset[1]), "+r"(negative_offset[2]),
+               "+r"(negative_offset[3]));
+  float acc[4][kTiles][4], total[4][kTiles][4], correction[kTiles][4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
+  for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-    for (int tt = 0; tt < kTiles; ++tt) {
+    for (int i = 0; i < 4; ++i) {
+      correction[tt][i] = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[j][tt][i] = total[j][tt][i] = 0.0f;
+      for (int j = 0; j < 4; ++j) acc[j][tt][i] = total[j][tt][i] = 0.0f;
     }
   }
   int current_group = -1;
   float group_scale[4][2];  // [n16 group][row g, g + 8]
   auto flush_group = [&]() {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-      for (int tt = 0; tt < kTiles; ++tt) {
+      for (int i = 0; i < 4; ++i) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          total[j][tt][i] = fmaf(group_scale[j][i / 2], acc[j][tt][i], total[j][tt][i]);
+        for (int j = 0; j < 4; ++j) {
+          total[j][tt][i] =
+              fmaf(group_scale[j][i / 2], acc[j][tt][i] + correction[tt][i], total[j][tt][i]);
           acc[j][tt][i] = 0.0f;
         }
+        correction[tt][i] = 0.0f;
       }
     }
   };
@@ -120,13 +188,14 @@ __global__ void __launch_bounds__(kThreads)
   int read_slot = 0, write_slot = kStages - 1;
   for (int i = 0; i < num_blocks; ++i) {
     gpu::cp_async_wait<kStages - 2>();
-    // NOTE: makes the stage's activation and scale bytes (copied by other lanes) visible to the
-    // whole warp, and guarantees no lane still reads the slot the next copy overwrites.
+    // NOTE: makes the stage's activation and scale bytes (copied by other lanes) and the zero
+    // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
+    // overwrites.
     __syncwarp();
     detail::refill_pipeline(i, num_blocks, write_slot, issue_weights, issue_activations);
 
-    const uint8_t* stage = region + read_slot * kStage;
-    const uint32_t stage_address = region_address + read_slot * kStage;
+    const uint8_t* stage = region + kWarpHeaderBytes + read_slot * stage_bytes;
+    const uint32_t stage_address = stages_address + read_slot * stage_bytes;
     uint32_t words[4][kWordsPerGroup];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -140,8 +209,8 @@ __global__ void __launch_bounds__(kThreads)
         words[j][4 * c + 3] = v.w;
       }
     }
-    const T* meta_scales = reinterpret_cast<const T*>(stage + kW + kAct);
-    const T* meta_folds = meta_scales + kMetaStageBytes / 4;
+    const T* meta_scales = reinterpret_cast<const T*>(stage + meta_offset);
+    const T* meta_folds = reinterpret_cast<const T*>(stage + fold_offset);
     const int kb = kb_begin + i;
 
 #pragma unroll
@@ -149,29 +218,56 @@ __global__ void __launch_bounds__(kThreads)
       uint32_t b[kTiles][4];
 #pragma unroll
       for (int tt = 0; tt < kTiles; ++tt) {
-        const int row = tt * kTokensPerTile + (lane & 7);
-        const int chunk = 2 * sp + (lane >> 3);
-        gpu::ldmatrix_x4(stage_address + kW + row * 128 + ((chunk ^ (row & 7)) << 4), b[tt]);
+        gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
+                         b[tt]);
       }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int s = sp + half;
-        const int r = p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift;
-        if constexpr (kScaleSums) {
-          const int group = (kb * 64 + 16 * s) >> p.group_shift;
-          if (group != current_group) {  // uniform across the warp
-            if (current_group >= 0) flush_group();
-            current_group = group;
+        // Scale row of this k16 slice in the stage (0 when a group spans the whole block).
+        auto scale_row = [&]() { return p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift; };
+        auto enter_group = [&](int group, int row) {
+          if (group == current_group) return;  // uniform across the warp
+          if (current_group >= 0) flush_group();
+          current_group = group;
+          // Weights with zero points applied the scale per pair already: flush with 1.
+          const T* row_scales = meta_scales + row * 64 + row_g;
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
+          for (int j = 0; j < 4; ++j) {
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                group_scale[j][h] =
-                    has_zero ? 1.0f
-                             : static_cast<float>(meta_scales[r * 64 + j * 16 + row_g + 8 * h]);
-              }
+            for (int h = 0; h < 2; ++h) {
+              group_scale[j][h] = has_zero ? 1.0f : static_cast<float>(row_scales[j * 16 + 8 * h]);
             }
           }
+        };
+        if constexpr (kScaleSums) {
+          if (p.group_shift >= 6) {
+            // Groups of 64 columns or more: the block lies in one group, its scale row is row 0.
+            if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
+          } else {
+            enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
+          }
+        }
+        if constexpr (offset_dequant) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            P v[4];
+            gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
+            const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
+                                   *reinterpret_cast<uint32_t*>(&v[2]),
+                                   *reinterpret_cast<uint32_t*>(&v[1]),
+                                   *reinterpret_cast<uint32_t*>(&v[3])};
+#pragma unroll
+            for (int tt = 0; tt < kTiles; ++tt) {
+              gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+            }
+          }
+#pragma unroll
+          for (int tt = 0; tt < kTiles; ++tt) {
+            gpu::mma_m16n8k16<T>(correction[tt], negative_offset, b[tt][2 * half],
+                                 b[tt][2 * half + 1]);
+          }
+          continue;
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -183,7 +279,7 @@ __global__ void __launch_bounds__(kThreads)
             gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
           }
           if (!kScaleSums || has_zero) {
-            const int row = r * 64 + j * 16 + row_g;
+            const int row = scale_row() * 64 + j * 16 + row_g;
             const T sc = meta_scales[row], sc8 = meta_scales[row + 8];
             const T zero = static_cast<T>(0.0f);
             const T fo = has_zero ? meta_folds[row] : zero;
@@ -230,7 +326,7 @@ __global__ void __launch_bounds__(kThreads)
   if (warp != 0) return;
 #pragma unroll
   for (int w = 1; w < kWarps; ++w) {
-    const float* other = reinterpret_cast<const float*>(smem + w * kStages * kStage);
+    const float* other = reinterpret_cast<const float*>(smem + w * region_bytes);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll

@@ -76,7 +76,35 @@ TEST(DecodeConfig, WarpSplitKeepsTwoBlocksPerWarp) {
     const int s = split_count(64, 1, k_blocks, 132, 3, kWarpSplitMinBlocksPerSplit);
     EXPECT_GE(k_blocks / s, kWarpSplitMinBlocksPerSplit) << k_blocks;
   }
-  EXPECT_LE(warp_split_shared_bytes(8, kWarpSplitMaxTiles), 227 * 1024);
+  EXPECT_LE(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles), 227 * 1024);
+}
+
+// Warp-split stages hold what the problem reads: M = 1, group 128, symmetric int4 is the 2 KB
+// block, one 128-byte activation row and one 128-byte scale row; the maximum covers 8 rows per
+// token tile and four scale rows (group 16) with their zero folds.
+TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
+  EXPECT_EQ(meta_rows_for(7), 1);   // group 128
+  EXPECT_EQ(meta_rows_for(30), 1);  // channelwise
+  EXPECT_EQ(meta_rows_for(5), 2);   // group 32
+  EXPECT_EQ(meta_rows_for(4), 4);   // group 16
+  EXPECT_EQ(warp_split_stage_bytes(4, 1, 1, false), 2048 + 128 + 128);
+  EXPECT_EQ(warp_split_stage_bytes(8, 16, 4, true), 4096 + 16 * 128 + 4 * 256);
+  EXPECT_EQ(kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false)),
+            4 * (128 + kStages * 2304));
+  for (int bits : {4, 8}) {
+    for (int tiles = 1; tiles <= kWarpSplitMaxTiles; ++tiles) {
+      for (int rows = 1; rows <= tiles * kTokensPerTile; ++rows) {
+        for (int shift : {4, 5, 6, 7, 30}) {
+          for (bool zero : {false, true}) {
+            const int stage = warp_split_stage_bytes(bits, rows, meta_rows_for(shift), zero);
+            EXPECT_EQ(stage % 128, 0);
+            EXPECT_LE(kWarps * warp_split_region_bytes(stage),
+                      warp_split_max_shared_bytes(bits, tiles));
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

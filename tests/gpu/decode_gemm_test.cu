@@ -244,3 +244,43 @@ TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
 
 }  // namespace
 }  // namespace sailfish
+
+namespace sailfish {
+namespace {
+
+// The decode kernels read zero folds whenever the weight's pointer is set, and the warp-split plan
+// sizes its stages by the zero-point kind: a symmetric weight view with a zero_fold pointer is an
+// error at run(), not an out-of-bounds shared-memory write.
+TEST(DecodeRun, ZeroFoldOnASymmetricWeightIsRefused) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 209);
+  testing::RandomWeightSpec spec;
+  spec.n = 64;
+  spec.k = 256;
+  PackedWeight packed;
+  ASSERT_TRUE(pack(testing::random_weight(rng, spec), DType::kBF16, &packed).ok());
+  DeviceWeightStorage storage;
+  ASSERT_TRUE(DeviceWeightStorage::upload(packed, &storage).ok());
+  Plan plan;
+  ASSERT_TRUE(
+      sailfish::plan(Problem::for_weight(storage.view(), 1, DType::kBF16, false), -1,
+                     decode_options(), &plan)
+          .ok());
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(-1, &context).ok());
+  testing::DeviceBuffer a, y(64 * 2), ws;
+  ASSERT_TRUE(a.upload(std::vector<uint16_t>(256, 0)));
+  ASSERT_TRUE(ws.allocate(workspace_size(plan)));
+  DeviceWeight view = storage.view();
+  view.zero_fold = view.scales;  // any device pointer: it must not be read
+  RunArgs args;
+  args.a = a.get();
+  args.y = y.get();
+  args.weight = &view;
+  const Status s = run(plan, args, ws.get(), ws.bytes(), *context, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("zero_fold"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sailfish

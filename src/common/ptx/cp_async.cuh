@@ -18,6 +18,21 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int s
                : "memory");
 }
 
+// cp_async_16 issued only where `issue` holds, as one predicated instruction rather than a branch:
+// in the SASS, ptxas puts three no-op loads before every cp.async that follows a branch, and the
+// decode mainloop is issue bound (docs/perf/decode.md, v6).
+__device__ __forceinline__ void cp_async_16_if(bool issue, uint32_t dst, const void* src,
+                                               int src_bytes = 16) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.ne.b32 p, %0, 0;\n"
+      "  @p cp.async.cg.shared.global [%1], [%2], 16, %3;\n"
+      "}\n" ::"r"(static_cast<int>(issue)),
+      "r"(dst), "l"(src), "r"(src_bytes)
+      : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
