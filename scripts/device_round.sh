@@ -88,9 +88,21 @@ for stage in "$@"; do
       note "ncu sass decode $shape M=$m: rc=$?" ;;
     decode-tests)
       timeout 300 "$build/tests/sailfish_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='*Decode*:MatMulNBitsOp.*' > "$out/decode_tests.log" 2>&1
+        --gtest_filter='*Decode*:MatMulNBitsOp.*:*Dispatch*:*Options*' > "$out/decode_tests.log" 2>&1
       note "decode tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/decode_tests.log" | head -3 | tr '\n' ' ')"
       grep -E "Failure" -A6 "$out/decode_tests.log" | head -40 ;;
+    mid-m)
+      # M = 32 and 64: the decode tier (warp-split and strip kernels) against the prefill tier.
+      timeout 200 "$build/bench/sailfish_bench" --tiers decode,prefill -m ${MID_M:-32,64} --no-cublas \
+        --json "$out/mid_m.json" > "$out/mid_m.log" 2>&1
+      note "mid-m bench: rc=$?"
+      SAILFISH_DECODE_WARP_SPLIT=0 timeout 200 "$build/bench/sailfish_bench" --tiers decode \
+        -m 32 --no-cublas --json "$out/mid_m_strip.json" > "$out/mid_m_strip.log" 2>&1
+      note "mid-m strip bench: rc=$?" ;;
+    decode-int8)
+      timeout 200 "$build/bench/sailfish_bench" --tiers decode -m 1,16 --bits 8 --no-cublas \
+        --json "$out/decode_int8.json" > "$out/decode_int8.log" 2>&1
+      note "decode int8 bench: rc=$?" ;;
     decode-split-sweep)
       # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 on the default shapes.
       for s in ${DECODE_SWEEP_SPLITS:-1 2 3 4 6 8}; do

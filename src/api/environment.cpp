@@ -90,6 +90,11 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
 
   SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_SPLITS", 1, &number));
   r.decode_splits = options.decode_splits.has_value() ? options.decode_splits : number;
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_MIN_M", 1, &number));
+  r.prefill_min_m = options.prefill_min_m.has_value() ? options.prefill_min_m : number;
+  if (r.prefill_min_m.has_value() && *r.prefill_min_m < 1) {
+    return invalid_argument("prefill_min_m is ", *r.prefill_min_m, "; must be >= 1");
+  }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_MAX_M", 1, &number));
   r.prefill_max_m = options.prefill_max_m.has_value() ? options.prefill_max_m : number;
   if (r.prefill_max_m.has_value() && *r.prefill_max_m < 1) {

@@ -2,6 +2,9 @@
 // attributes but launches and allocates nothing, so a Plan can be cached per (problem, device).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <string>
+
 #include "api/environment.h"
 #include "common/cuda_check.h"
 #include "decode/launch.h"
@@ -15,13 +18,18 @@ namespace sailfish {
 namespace {
 
 // Auto dispatch, from the H200 measurements in docs/perf/ (int4 g128 bf16, Llama-3 shapes):
-//   M <  dense_min_m (65)         decode: at M = 64 it beat dense on 6 of 8 shapes, at 128 lost
-//                                 on all 8 (docs/perf/dense.md);
-//   M <= prefill_max_m (2048)     prefill, where it can run: faster than dense on 8 of 8 shapes
-//                                 at M = 128-512, 7 of 8 at 1024 and at 2048;
+//   M <  prefill_min_m (33)       decode: at M = 32 (warp-split kernel) it beat prefill on 7 of
+//                                 8 shapes, at M = 33 (strip kernel) lost on 6 of 8, at 40-56
+//                                 on 7-8 of 8 (docs/perf/decode.md);
+//   M <= prefill_max_m (2048)     prefill: faster than dense on 8 of 8 shapes at M = 128-512, 7
+//                                 of 8 at 1024 and at 2048;
 //   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by
 //                                 2.5-10% (docs/perf/prefill.md).
+// Where prefill cannot run (off sm_90, or a build without sm_90a code), decode serves M below
+// dense_min_m (65: at M = 64 it beat dense on 6 of 8 shapes, at 128 lost on all 8,
+// docs/perf/dense.md) and dense the rest. dense_min_m also caps decode when prefill can run.
 constexpr int64_t kDefaultDenseMinM = 65;
+constexpr int64_t kDefaultPrefillMinM = 33;
 constexpr int64_t kDefaultPrefillMaxM = 2048;
 
 using ::sailfish::detail::align_up;
@@ -132,25 +140,31 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
       p.tier = Tier::kDense;
       p.reason = "forced";
       break;
-    case Tier::kAuto:
-      if (problem.m < dense_min_m) {
+    case Tier::kAuto: {
+      const int64_t prefill_min_m = resolved.prefill_min_m.value_or(kDefaultPrefillMinM);
+      const int64_t prefill_max_m = resolved.prefill_max_m.value_or(kDefaultPrefillMaxM);
+      const Status prefill = prefill::prefill_available(device);
+      const std::string unavailable =
+          prefill.ok() ? "" : detail::concat("; prefill unavailable: ", prefill.message());
+      if (problem.m < dense_min_m && (!prefill.ok() || problem.m < prefill_min_m)) {
         p.tier = Tier::kDecode;
-        p.reason = detail::concat("auto: m ", problem.m, " < dense_min_m ", dense_min_m);
+        p.reason = prefill.ok() ? detail::concat("auto: m ", problem.m, " < prefill_min_m ",
+                                                 prefill_min_m)
+                                : detail::concat("auto: m ", problem.m, " < dense_min_m ",
+                                                 dense_min_m, unavailable);
+      } else if (prefill.ok() && problem.m <= prefill_max_m) {
+        p.tier = Tier::kPrefill;
+        p.reason = detail::concat("auto: ", std::min(prefill_min_m, dense_min_m), " <= m ",
+                                  problem.m, " <= prefill_max_m ", prefill_max_m);
       } else {
-        const int64_t prefill_max_m = resolved.prefill_max_m.value_or(kDefaultPrefillMaxM);
-        if (problem.m > prefill_max_m) {
-          p.tier = Tier::kDense;
-          p.reason = detail::concat("auto: m ", problem.m, " > prefill_max_m ", prefill_max_m);
-        } else {
-          const Status prefill = prefill::prefill_available(device);
-          p.tier = prefill.ok() ? Tier::kPrefill : Tier::kDense;
-          p.reason = detail::concat("auto: dense_min_m ", dense_min_m, " <= m ", problem.m,
-                                    " <= prefill_max_m ", prefill_max_m,
-                                    prefill.ok() ? "" : "; prefill unavailable: ",
-                                    prefill.ok() ? "" : prefill.message());
-        }
+        p.tier = Tier::kDense;
+        p.reason = prefill.ok() ? detail::concat("auto: m ", problem.m, " > prefill_max_m ",
+                                                 prefill_max_m)
+                                : detail::concat("auto: m ", problem.m, " >= dense_min_m ",
+                                                 dense_min_m, unavailable);
       }
       break;
+    }
   }
   if (p.tier == Tier::kDecode) {
     SF_RETURN_IF_ERROR(

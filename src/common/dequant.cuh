@@ -47,6 +47,12 @@ __device__ __forceinline__ uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t s
   return d;
 }
 
+// The 32 bits of a register pair, as mma operands take them.
+template <typename P>
+__device__ __forceinline__ uint32_t pair_bits(P pair) {
+  return *reinterpret_cast<const uint32_t*>(&pair);
+}
+
 template <typename P>
 __device__ __forceinline__ P bits_as_pair(uint32_t bits) {
   return *reinterpret_cast<const P*>(&bits);
@@ -120,6 +126,32 @@ __device__ __forceinline__ void int8_word_to_pairs<__nv_bfloat16>(uint32_t q,
   };
   out[0] = __floats2bfloat162_rn(lane(0x7440u), lane(0x7442u));  // exact: |b - 128| <= 128
   out[1] = __floats2bfloat162_rn(lane(0x7441u), lane(0x7443u));
+}
+
+// int8 without the subtraction, for callers that take offset * sum(a) off in fp32 (see
+// int4_word_to_offset_pairs).
+//   fp16: the two pairs of int8_word_to_pairs, each element 1024 + b = (b - 128) + 1152.
+//   bf16: 7 mantissa bits cannot hold 128 + b, so each byte splits into its nibbles, b = lo + 16 hi,
+//         as int4 does: lo[0] = {128 + lo(k0), 128 + lo(k1)}, lo[1] = the same for k8, k9, and
+//         hi[] likewise for the high nibbles. A caller multiplies the high pairs by activations
+//         scaled by 16 (exact), so sum (128 + lo) a + (128 + hi) 16 a = sum (b - 128) a + 2304 sum a.
+__device__ __forceinline__ void int8_word_to_offset_pairs(uint32_t q, __half2 out[2]) {
+  out[0] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4240u));
+  out[1] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u));
+}
+__device__ __forceinline__ void int8_word_to_nibble_pairs(uint32_t q, __nv_bfloat162 lo[2],
+                                                          __nv_bfloat162 hi[2]) {
+  // Bytes k0 k8 k1 k9: the (k0, k1) pair sits in bits 0-7 and 16-23, (k8, k9) in 8-15 and 24-31.
+  lo[0] = bits_as_pair<__nv_bfloat162>(and_or(q, 0x000f000fu, 0x43004300u));
+  hi[0] = bits_as_pair<__nv_bfloat162>(and_or(q >> 4, 0x000f000fu, 0x43004300u));
+  lo[1] = bits_as_pair<__nv_bfloat162>(and_or(q >> 8, 0x000f000fu, 0x43004300u));
+  hi[1] = bits_as_pair<__nv_bfloat162>(and_or(q >> 12, 0x000f000fu, 0x43004300u));
+}
+
+// {-offset, -offset} of the int8 offset forms as register bits: -1152 (fp16), -2304 (bf16).
+template <typename T>
+__device__ __forceinline__ constexpr uint32_t int8_negative_offset_pair() {
+  return std::is_same_v<T, __half> ? 0xE480E480u : 0xC510C510u;
 }
 
 }  // namespace sailfish::gpu

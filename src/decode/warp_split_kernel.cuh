@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/dequant.cuh"
 #include "common/ptx/cp_async.cuh"
@@ -141,13 +142,17 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 
-  // Symmetric int4 with scaled sums skips the bias subtraction of the dequantization: the mma
-  // accumulates (q - 8 + offset) * a, and one more mma per k16 slice and token tile, against a
+  // Symmetric weights with scaled sums skip the bias subtraction of the dequantization: the mma
+  // accumulates (q - bias + offset) * a, and one more mma per k16 slice and token tile, against a
   // fragment of -offset, accumulates -offset * a into `correction`, which the group flush adds
-  // back (dequant.cuh). Four packed subtractions per word become a quarter mma per word (v5).
-  constexpr bool kOffsetDequant = kBits == 4 && kScaleSums;
-  constexpr bool offset_dequant = kOffsetDequant && !has_zero;
-  constexpr uint32_t kNegativeOffset = gpu::int4_negative_offset_pair<T>();
+  // back (dequant.cuh). int4: four packed subtractions per word become a quarter mma per word
+  // (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code (v8).
+  constexpr bool offset_dequant = kScaleSums && !has_zero;
+  constexpr uint32_t kNegativeOffset = kBits == 4 ? gpu::int4_negative_offset_pair<T>()
+                                                  : gpu::int8_negative_offset_pair<T>();
+  // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
+  // scaled by 16.
+  constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
   uint32_t negative_offset[4] = {kNegativeOffset, kNegativeOffset, kNegativeOffset,
                                  kNegativeOffset};
   // Opaque to the compiler, so it keeps the quad in registers instead of rebuilding it with four
@@ -221,6 +226,18 @@ __global__ void __launch_bounds__(kThreads)
         gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
                          b[tt]);
       }
+      uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
+      if constexpr (kNibbleSplit) {
+        const __nv_bfloat162 sixteen = __float2bfloat162_rn(16.0f);
+#pragma unroll
+        for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            b16[tt][i] =
+                gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][i]), sixteen));
+          }
+        }
+      }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int s = sp + half;
@@ -251,15 +268,38 @@ __global__ void __launch_bounds__(kThreads)
         if constexpr (offset_dequant) {
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            P v[4];
-            gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
-            const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
-                                   *reinterpret_cast<uint32_t*>(&v[2]),
-                                   *reinterpret_cast<uint32_t*>(&v[1]),
-                                   *reinterpret_cast<uint32_t*>(&v[3])};
+            if constexpr (kBits == 4) {
+              P v[4];
+              gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
+              const uint32_t a[4] = {gpu::pair_bits(v[0]), gpu::pair_bits(v[2]),
+                                     gpu::pair_bits(v[1]), gpu::pair_bits(v[3])};
 #pragma unroll
-            for (int tt = 0; tt < kTiles; ++tt) {
-              gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+              for (int tt = 0; tt < kTiles; ++tt) {
+                gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+              }
+            } else if constexpr (!kNibbleSplit) {  // fp16 int8
+              __half2 column[2], column8[2];
+              gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
+              gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
+              const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
+                                     gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
+#pragma unroll
+              for (int tt = 0; tt < kTiles; ++tt) {
+                gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+              }
+            } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
+              __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
+              gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
+              gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
+              const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
+                                        gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
+              const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
+                                        gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
+#pragma unroll
+              for (int tt = 0; tt < kTiles; ++tt) {
+                gpu::mma_m16n8k16<T>(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
+                gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half], b16[tt][2 * half + 1]);
+              }
             }
           }
 #pragma unroll
@@ -267,37 +307,37 @@ __global__ void __launch_bounds__(kThreads)
             gpu::mma_m16n8k16<T>(correction[tt], negative_offset, b[tt][2 * half],
                                  b[tt][2 * half + 1]);
           }
-          continue;
-        }
+        } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
-          if constexpr (kBits == 4) {
-            gpu::int4_word_to_pairs<T>(words[j][s], v);
-          } else {
-            gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
-            gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
-          }
-          if (!kScaleSums || has_zero) {
-            const int row = scale_row() * 64 + j * 16 + row_g;
-            const T sc = meta_scales[row], sc8 = meta_scales[row + 8];
-            const T zero = static_cast<T>(0.0f);
-            const T fo = has_zero ? meta_folds[row] : zero;
-            const T fo8 = has_zero ? meta_folds[row + 8] : zero;
-            const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
-            v[0] = __hfma2(v[0], scale, fold);
-            v[1] = __hfma2(v[1], scale, fold);
-            v[2] = __hfma2(v[2], scale8, fold8);
-            v[3] = __hfma2(v[3], scale8, fold8);
-          }
-          const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
-                                 *reinterpret_cast<uint32_t*>(&v[2]),
-                                 *reinterpret_cast<uint32_t*>(&v[1]),
-                                 *reinterpret_cast<uint32_t*>(&v[3])};
+          for (int j = 0; j < 4; ++j) {
+            P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
+            if constexpr (kBits == 4) {
+              gpu::int4_word_to_pairs<T>(words[j][s], v);
+            } else {
+              gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
+              gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
+            }
+            if (!kScaleSums || has_zero) {
+              const int row = scale_row() * 64 + j * 16 + row_g;
+              const T sc = meta_scales[row], sc8 = meta_scales[row + 8];
+              const T zero = static_cast<T>(0.0f);
+              const T fo = has_zero ? meta_folds[row] : zero;
+              const T fo8 = has_zero ? meta_folds[row + 8] : zero;
+              const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
+              v[0] = __hfma2(v[0], scale, fold);
+              v[1] = __hfma2(v[1], scale, fold);
+              v[2] = __hfma2(v[2], scale8, fold8);
+              v[3] = __hfma2(v[3], scale8, fold8);
+            }
+            const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
+                                   *reinterpret_cast<uint32_t*>(&v[2]),
+                                   *reinterpret_cast<uint32_t*>(&v[1]),
+                                   *reinterpret_cast<uint32_t*>(&v[3])};
 #pragma unroll
-          for (int tt = 0; tt < kTiles; ++tt) {
-            gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
-                                 b[tt][2 * half + 1]);
+            for (int tt = 0; tt < kTiles; ++tt) {
+              gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
+                                   b[tt][2 * half + 1]);
+            }
           }
         }
       }

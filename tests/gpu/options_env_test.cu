@@ -23,17 +23,20 @@ class ScopedEnv {
 TEST(PrefillOptions, DefaultsAreUnset) {
   api::ResolvedOptions r;
   ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+  EXPECT_FALSE(r.prefill_min_m.has_value());
   EXPECT_FALSE(r.prefill_max_m.has_value());
   EXPECT_FALSE(r.prefill_splits.has_value());
   EXPECT_FALSE(r.prefill_stages.has_value());
 }
 
 TEST(PrefillOptions, EnvironmentThenOptions) {
+  ScopedEnv min_m("SAILFISH_PREFILL_MIN_M", "48");
   ScopedEnv max_m("SAILFISH_PREFILL_MAX_M", "4096");
   ScopedEnv splits("SAILFISH_PREFILL_SPLITS", "3");
   ScopedEnv stages("SAILFISH_PREFILL_STAGES", "5");
   api::ResolvedOptions r;
   ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+  EXPECT_EQ(r.prefill_min_m.value_or(0), 48);
   EXPECT_EQ(r.prefill_max_m.value_or(0), 4096);
   EXPECT_EQ(r.prefill_splits.value_or(0), 3);
   EXPECT_EQ(r.prefill_stages.value_or(0), 5);
@@ -57,6 +60,13 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
     const Status s = api::resolve_options(Options(), &r);
     EXPECT_FALSE(s.ok());
     EXPECT_NE(s.message().find("SAILFISH_PREFILL_SPLITS"), std::string::npos) << s.message();
+  }
+  {
+    ScopedEnv min_m("SAILFISH_PREFILL_MIN_M", "0");
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("SAILFISH_PREFILL_MIN_M"), std::string::npos) << s.message();
   }
   Options o;
   o.prefill_stages = 1;

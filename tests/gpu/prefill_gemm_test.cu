@@ -202,7 +202,35 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   }
 }
 
-// The auto tier: prefill from dense_min_m to prefill_max_m on this GPU, dense above.
+// The auto tier's lower edge: decode up to M = 32, prefill from prefill_min_m (33) on this GPU;
+// the option moves the edge, and dense_min_m still caps decode.
+TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 308);
+  RandomWeightSpec spec;
+  spec.n = 128;
+  spec.k = 512;
+  GemmCase c;
+  c.weight = testing::random_weight(rng, spec);
+  c.m = 32;
+  auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kDecode);
+  c.m = 33;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kPrefill);
+  c.options.prefill_min_m = 65;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kDecode);
+  c.options.dense_min_m = 16;
+  r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.tier, Tier::kPrefill);
+}
+
+// The auto tier: prefill from prefill_min_m to prefill_max_m on this GPU, dense above.
 TEST(PrefillDispatch, AutoPicksPrefillThenDense) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 307);
