@@ -52,10 +52,10 @@ SF_HOST_DEVICE constexpr int shared_bytes(int bits, int token_tiles) {
 constexpr int kWarpSplitMaxTiles = 4;
 
 // The warp-split kernel sizes its stages at run time to what the problem reads, so that small M
-// and symmetric weights fit more CTAs on an SM (v6: the kernel was latency bound at 3 warps per
-// scheduler, limited by shared memory): a stage holds the 64 x 64 block, act_rows activation rows
-// of 128 bytes, and meta_rows scale rows (and as many zero-fold rows) of 128 bytes. Activation
-// rows the CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte header.
+// and symmetric weights fit more CTAs on an SM (v6: shared memory had held M = 1 to 3 CTAs and
+// M = 16 to 2; now 4 and 3): a stage holds the 64 x 64 block, act_rows activation rows of 128
+// bytes, and meta_rows scale rows (and as many zero-fold rows) of 128 bytes. Activation rows the
+// CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte header.
 constexpr int kWarpHeaderBytes = 128;
 SF_HOST_DEVICE constexpr int meta_rows_for(int group_shift) {
   return group_shift >= 6 ? 1 : (64 >> group_shift);

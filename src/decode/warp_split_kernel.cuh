@@ -153,12 +153,8 @@ __global__ void __launch_bounds__(kThreads)
   // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
   // scaled by 16.
   constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
-  uint32_t negative_offset[4] = {kNegativeOffset, kNegativeOffset, kNegativeOffset,
-                                 kNegativeOffset};
-  // Opaque to the compiler, so it keeps the quad in registers instead of rebuilding it with four
-  // instructions before every correction mma.
-  asm volatile("" : "+r"(negative_offset[0]), "+r"(negative_offset[1]), "+r"(negative_offset[2]),
-               "+r"(negative_offset[3]));
+  const uint32_t negative_offset[4] = {kNegativeOffset, kNegativeOffset, kNegativeOffset,
+                                       kNegativeOffset};
   float acc[4][kTiles][4], total[4][kTiles][4], correction[kTiles][4];
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
@@ -232,9 +228,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            b16[tt][i] =
-                gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][i]), sixteen));
+          for (int r = 0; r < 4; ++r) {
+            b16[tt][r] =
+                gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][r]), sixteen));
           }
         }
       }
