@@ -34,9 +34,12 @@ constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero
 constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
 // Each split keeps at least this many k-blocks, so its pipeline fills (strip kernel); the
-// warp-split kernel divides a split among its 4 warps and wants at least 2 blocks per warp.
+// warp-split kernel divides a split among its 4 warps and wants at least 4 blocks per warp: with
+// 3-4 CTAs per SM the one-wave depth gave 2-2.7 blocks per warp on K = 4096 and ran 2-28% slower
+// than 4 splits (H200 sweep, docs/perf/data/decode_v6_split_s*.json: l3-8b.o M = 16 14.4 us at
+// 6 splits, 11.0 at 4; l3-8b.qkv M = 1 9.5 at 5, 8.7 at 4).
 constexpr int kMinBlocksPerSplit = 4;
-constexpr int kWarpSplitMinBlocksPerSplit = 8;
+constexpr int kWarpSplitMinBlocksPerSplit = 16;
 
 SF_HOST_DEVICE constexpr int weight_stage_bytes(int bits) { return 64 * 64 * bits / 8; }
 SF_HOST_DEVICE constexpr int activation_stage_bytes(int token_tiles) {
@@ -89,9 +92,10 @@ SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
 // 1.1-1.3 waves ran 20-45% slower than the split depth just below, and the depth that fills one
 // wave was the fastest or within 13% of it on all 16 (shape, M in {1, 16}) cases of a 1-8 sweep
 // (docs/perf/decode.md).
-// Worked example, H200 (132 SMs), warp-split kernel at M = 1 (3 CTAs/SM: 396 slots):
-//   l3-70b.o, N = K = 8192 (128 strips, 128 k-blocks): 396 / 128 -> 3 splits (384 CTAs);
-//   l3-8b.qkv, N = 6144 (96 strips): 4 splits; l3-8b.gate_up (448 strips): 1 split.
+// Worked example, H200 (132 SMs), warp-split kernel, int4 g128 at M = 1 (4 CTAs/SM: 528 slots):
+//   l3-70b.o, N = K = 8192 (128 strips, 128 k-blocks): 528 / 128 -> 4 splits (512 CTAs);
+//   l3-8b.qkv, N = 6144 (96 strips, 64 k-blocks): 5 by the wave, capped at 64 / 16 -> 4 splits;
+//   l3-8b.gate_up (448 strips): 1 split.
 SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int64_t k_blocks,
                                          int sm_count, int ctas_per_sm,
                                          int min_blocks_per_split = kMinBlocksPerSplit) {

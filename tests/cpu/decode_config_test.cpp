@@ -23,10 +23,12 @@ TEST(DecodeConfig, SplitsTileEveryKBlockOnce) {
 }
 
 TEST(DecodeConfig, SplitCountWorkedExamples) {
-  // The worked examples in config.h: H200, warp-split kernel at M = 1, 3 CTAs/SM.
-  EXPECT_EQ(split_count(128, 1, 128, 132, 3, kWarpSplitMinBlocksPerSplit), 3);
-  EXPECT_EQ(split_count(96, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 4);
-  EXPECT_EQ(split_count(448, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 1);
+  // The worked examples in config.h: H200, warp-split kernel at M = 1, 4 CTAs/SM.
+  EXPECT_EQ(split_count(128, 1, 128, 132, 4, kWarpSplitMinBlocksPerSplit), 4);
+  EXPECT_EQ(split_count(96, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 4);
+  EXPECT_EQ(split_count(448, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 1);
+  // l3-8b.o at M = 16 (3 CTAs/SM): the wave allows 6, four blocks per warp cap it at 4.
+  EXPECT_EQ(split_count(64, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 4);
   // Never past one wave, never below the minimum blocks per split, never below one split.
   EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
   EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
@@ -71,8 +73,8 @@ TEST(DecodeConfig, SharedMemoryFitsHopper) {
 namespace sailfish::decode {
 namespace {
 
-TEST(DecodeConfig, WarpSplitKeepsTwoBlocksPerWarp) {
-  for (int64_t k_blocks : {8, 64, 224, 448}) {
+TEST(DecodeConfig, WarpSplitKeepsFourBlocksPerWarp) {
+  for (int64_t k_blocks : {16, 64, 224, 448}) {
     const int s = split_count(64, 1, k_blocks, 132, 3, kWarpSplitMinBlocksPerSplit);
     EXPECT_GE(k_blocks / s, kWarpSplitMinBlocksPerSplit) << k_blocks;
   }
