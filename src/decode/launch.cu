@@ -68,10 +68,13 @@ Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* 
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d.token_tiles, " tiles)");
   }
-  d.splits = forced_splits.has_value()
-                 ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
-                 : split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm,
-                               d.warp_split ? kWarpSplitMinBlocksPerSplit : kMinBlocksPerSplit);
+  if (forced_splits.has_value()) {
+    d.splits = static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks));
+  } else if (d.warp_split) {
+    d.splits = warp_split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+  } else {
+    d.splits = split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+  }
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   d.copy_activations = p.act_order || g.k % 8 != 0;

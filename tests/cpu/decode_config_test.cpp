@@ -28,7 +28,13 @@ TEST(DecodeConfig, SplitCountWorkedExamples) {
   EXPECT_EQ(split_count(96, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 4);
   EXPECT_EQ(split_count(448, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 1);
   // l3-8b.o at M = 16 (3 CTAs/SM): the wave allows 6, four blocks per warp cap it at 4.
-  EXPECT_EQ(split_count(64, 1, 64, 132, 3, kWarpSplitMinBlocksPerSplit), 4);
+  EXPECT_EQ(warp_split_count(64, 1, 64, 132, 3), 4);
+  EXPECT_EQ(warp_split_count(96, 1, 64, 132, 4), 4);
+  EXPECT_EQ(warp_split_count(128, 1, 448, 132, 4), 4);
+  // A router GEMV (K x N = 2880 x 32: one strip, 45 k-blocks) cannot cover the SMs at 2 splits,
+  // so it keeps two blocks per warp: 5 splits.
+  EXPECT_EQ(warp_split_count(1, 1, 45, 132, 4), 5);
+  EXPECT_EQ(warp_split_count(1, 1, 64, 132, 4), 8);
   // Never past one wave, never below the minimum blocks per split, never below one split.
   EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
   EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
