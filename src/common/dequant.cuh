@@ -95,7 +95,9 @@ template <typename T>
 __device__ __forceinline__ void int4_word_to_offset_pairs(uint32_t q, Pair<T> out[4]) {
   constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
 #pragma unroll
-  for (int r = 0; r < 4; ++r) out[r] = bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic));
+  for (int r = 0; r < 4; ++r) {
+    out[r] = bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic));
+  }
 }
 
 // {-offset, -offset} of int4_word_to_offset_pairs as register bits: -1032 (fp16), -136 (bf16).
@@ -131,10 +133,11 @@ __device__ __forceinline__ void int8_word_to_pairs<__nv_bfloat16>(uint32_t q,
 // int8 without the subtraction, for callers that take offset * sum(a) off in fp32 (see
 // int4_word_to_offset_pairs).
 //   fp16: the two pairs of int8_word_to_pairs, each element 1024 + b = (b - 128) + 1152.
-//   bf16: 7 mantissa bits cannot hold 128 + b, so each byte splits into its nibbles, b = lo + 16 hi,
-//         as int4 does: lo[0] = {128 + lo(k0), 128 + lo(k1)}, lo[1] = the same for k8, k9, and
-//         hi[] likewise for the high nibbles. A caller multiplies the high pairs by activations
-//         scaled by 16 (exact), so sum (128 + lo) a + (128 + hi) 16 a = sum (b - 128) a + 2304 sum a.
+//   bf16: 7 mantissa bits cannot hold 128 + b, so each byte splits into its nibbles,
+//         b = lo + 16 hi, as int4 does: lo[0] = {128 + lo(k0), 128 + lo(k1)}, lo[1] the same for
+//         k8, k9, and hi[] likewise for the high nibbles. A caller multiplies the high pairs by
+//         activations scaled by 16 (exact), so
+//         sum (128 + lo) a + (128 + hi) 16 a = sum (b - 128) a + 2304 sum a.
 __device__ __forceinline__ void int8_word_to_offset_pairs(uint32_t q, __half2 out[2]) {
   out[0] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4240u));
   out[1] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u));

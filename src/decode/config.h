@@ -35,9 +35,10 @@ constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
 // Each split keeps at least this many k-blocks, so its pipeline fills (strip kernel); the
 // warp-split kernel divides a split among its 4 warps and wants at least 4 blocks per warp: with
-// 3-4 CTAs per SM the one-wave depth gave 2-2.7 blocks per warp on K = 4096 and ran 2-28% slower
-// than 4 splits (H200 sweep, docs/perf/data/decode_v6_split_s*.json: l3-8b.o M = 16 14.4 us at
-// 6 splits, 11.0 at 4; l3-8b.qkv M = 1 9.5 at 5, 8.7 at 4).
+// 3-4 CTAs per SM the one-wave depth gave 2-2.7 blocks per warp on K = 4096 and ran up to 31%
+// longer than 4 splits (H200 sweep, docs/perf/data/decode_v6_split_s*.json: l3-8b.o M = 16
+// 14.4 us at 6 splits, 11.0 at 4; l3-8b.qkv M = 1 9.5 at 5, 8.7 at 4); where it won, by 2%
+// (l3-8b.o M = 1: 6.99 us at 8 splits, 7.14 at 4).
 constexpr int kMinBlocksPerSplit = 4;
 constexpr int kWarpSplitMinBlocksPerSplit = 16;
 

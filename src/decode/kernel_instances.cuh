@@ -74,7 +74,9 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, F&& f) {
     return internal_error("decode: no warp-split kernel instance for ", token_tiles,
                           " token tiles");
   };
-  if (warp_split) return zero_points ? warp_split_tiles(true_type()) : warp_split_tiles(false_type());
+  if (warp_split) {
+    return zero_points ? warp_split_tiles(true_type()) : warp_split_tiles(false_type());
+  }
   switch (token_tiles) {
     case 1: return f(std::integral_constant<int, 1>(), false_type(), false_type());
     case 2: return f(std::integral_constant<int, 2>(), false_type(), false_type());

@@ -1,7 +1,7 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
-// holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4
-// (symmetric and with zero points)
-// (decode_<type>_int<bits>.cu). Declared here, defined by kernel_instances.cuh.
+// holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4, once
+// for symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here,
+// defined by kernel_instances.cuh.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -20,7 +20,7 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int s
 
 // cp_async_16 issued only where `issue` holds, as one predicated instruction rather than a branch:
 // in the SASS, ptxas puts three no-op loads before every cp.async that follows a branch, and the
-// decode mainloop is issue bound (docs/perf/decode.md, v6).
+// decode mainloop is bound by its instruction stream (docs/perf/decode.md, v7).
 __device__ __forceinline__ void cp_async_16_if(bool issue, uint32_t dst, const void* src,
                                                int src_bytes = 16) {
   asm volatile(
