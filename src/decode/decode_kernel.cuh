@@ -53,6 +53,28 @@ struct DecodeParams {
 
 namespace detail {
 
+// The four pairs of one word, (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), as an mma A fragment:
+// (g, k0k1) (g+8, k0k1) (g, k8k9) (g+8, k8k9).
+template <typename P>
+__device__ __forceinline__ void pairs_to_fragment(const P (&v)[4], uint32_t (&a)[4]) {
+  a[0] = gpu::pair_bits(v[0]);
+  a[1] = gpu::pair_bits(v[2]);
+  a[2] = gpu::pair_bits(v[1]);
+  a[3] = gpu::pair_bits(v[3]);
+}
+
+// In place, pair * scale + fold with one packed fused multiply-add per pair: v[0], v[1] belong to
+// row g (scale sc, fold fo), v[2], v[3] to row g + 8 (sc8, fo8).
+template <typename T>
+__device__ __forceinline__ void scale_and_fold(gpu::Pair<T> (&v)[4], T sc, T sc8, T fo, T fo8) {
+  using P = gpu::Pair<T>;
+  const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
+  v[0] = __hfma2(v[0], scale, fold);
+  v[1] = __hfma2(v[1], scale, fold);
+  v[2] = __hfma2(v[2], scale8, fold8);
+  v[3] = __hfma2(v[3], scale8, fold8);
+}
+
 template <typename T>
 __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int token, int n0,
                                                   float lo, float hi, int split) {
@@ -292,21 +314,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
           gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);  // column c + 8
         }
         if (has_zero) {
-          const T sc = meta_scales[r * 64 + row_in_strip];
-          const T sc8 = meta_scales[r * 64 + row_in_strip + 8];
-          const T fo = meta_folds[r * 64 + row_in_strip];
-          const T fo8 = meta_folds[r * 64 + row_in_strip + 8];
-          const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
-          v[0] = __hfma2(v[0], scale, fold);
-          v[1] = __hfma2(v[1], scale, fold);
-          v[2] = __hfma2(v[2], scale8, fold8);
-          v[3] = __hfma2(v[3], scale8, fold8);
+          const int row = r * 64 + row_in_strip;
+          detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
+                                    meta_folds[row + 8]);
         }
-        // A fragment order: (g, k0k1) (g+8, k0k1) (g, k8k9) (g+8, k8k9).
-        const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
-                               *reinterpret_cast<uint32_t*>(&v[2]),
-                               *reinterpret_cast<uint32_t*>(&v[1]),
-                               *reinterpret_cast<uint32_t*>(&v[3])};
+        uint32_t a[4];
+        detail::pairs_to_fragment(v, a);
 #pragma unroll
         for (int tt = 0; tt < kTiles; ++tt) {
           gpu::mma_m16n8k16<T>(acc[tt], a, b[tt][2 * half], b[tt][2 * half + 1]);

@@ -267,8 +267,8 @@ __global__ void __launch_bounds__(kThreads)
             if constexpr (kBits == 4) {
               P v[4];
               gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
-              const uint32_t a[4] = {gpu::pair_bits(v[0]), gpu::pair_bits(v[2]),
-                                     gpu::pair_bits(v[1]), gpu::pair_bits(v[3])};
+              uint32_t a[4];
+              detail::pairs_to_fragment(v, a);
 #pragma unroll
               for (int tt = 0; tt < kTiles; ++tt) {
                 gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
@@ -315,20 +315,13 @@ __global__ void __launch_bounds__(kThreads)
             }
             if (!kScaleSums || has_zero) {
               const int row = scale_row() * 64 + j * 16 + row_g;
-              const T sc = meta_scales[row], sc8 = meta_scales[row + 8];
               const T zero = static_cast<T>(0.0f);
-              const T fo = has_zero ? meta_folds[row] : zero;
-              const T fo8 = has_zero ? meta_folds[row + 8] : zero;
-              const P scale(sc, sc), scale8(sc8, sc8), fold(fo, fo), fold8(fo8, fo8);
-              v[0] = __hfma2(v[0], scale, fold);
-              v[1] = __hfma2(v[1], scale, fold);
-              v[2] = __hfma2(v[2], scale8, fold8);
-              v[3] = __hfma2(v[3], scale8, fold8);
+              detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
+                                        has_zero ? meta_folds[row] : zero,
+                                        has_zero ? meta_folds[row + 8] : zero);
             }
-            const uint32_t a[4] = {*reinterpret_cast<uint32_t*>(&v[0]),
-                                   *reinterpret_cast<uint32_t*>(&v[2]),
-                                   *reinterpret_cast<uint32_t*>(&v[1]),
-                                   *reinterpret_cast<uint32_t*>(&v[3])};
+            uint32_t a[4];
+            detail::pairs_to_fragment(v, a);
 #pragma unroll
             for (int tt = 0; tt < kTiles; ++tt) {
               gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
