@@ -167,14 +167,8 @@ TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
   spec.k = 512;
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
-  c.m = 4;
-  auto r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kDecode);
-  c.m = 1024;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_NE(r.tier, Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 4, rng()), Tier::kDecode);
+  EXPECT_NE(testing::checked_tier(c, 1024, rng()), Tier::kDecode);
 }
 
 }  // namespace

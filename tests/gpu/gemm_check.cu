@@ -1,6 +1,7 @@
 #include "gemm_check.h"
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -173,6 +174,13 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   }
   r.message = msg.str();
   return r;
+}
+
+Tier checked_tier(GemmCase c, int64_t m, uint64_t seed) {
+  c.m = m;
+  const GemmCheckResult r = run_and_check(c, seed);
+  EXPECT_TRUE(r.ok) << "m = " << m << ": " << r.message;
+  return r.tier;
 }
 
 }  // namespace sailfish::testing

@@ -55,4 +55,8 @@ struct GemmCheckResult {
 // activations and bias.
 GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed);
 
+// The tier plan() picks for c at M = m; the product is also checked, and a failed check is a test
+// failure. For the auto-dispatch tests.
+Tier checked_tier(GemmCase c, int64_t m, uint64_t seed);
+
 }  // namespace sailfish::testing

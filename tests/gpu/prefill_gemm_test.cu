@@ -212,22 +212,12 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   spec.k = 512;
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
-  c.m = 32;
-  auto r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kDecode);
-  c.m = 33;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 32, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kPrefill);
   c.options.prefill_min_m = 65;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kDecode);
   c.options.dense_min_m = 16;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kPrefill);
 }
 
 // The auto tier: prefill from prefill_min_m to prefill_max_m on this GPU, dense above.
@@ -239,18 +229,10 @@ TEST(PrefillDispatch, AutoPicksPrefillThenDense) {
   spec.k = 512;
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
-  c.m = 1024;
-  auto r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kPrefill);
-  c.m = 4096;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kDense);
+  EXPECT_EQ(testing::checked_tier(c, 1024, rng()), Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 4096, rng()), Tier::kDense);
   c.options.prefill_max_m = 8192;
-  r = testing::run_and_check(c, rng());
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.tier, Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 4096, rng()), Tier::kPrefill);
 }
 
 // A forced pipeline depth outside what fits (or below three stages), and an M beyond the kernel's
