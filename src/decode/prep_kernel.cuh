@@ -6,8 +6,8 @@
 //   - output: Y = bias (or 0) when the main kernel adds its partial sums with red.global, so the
 //     bias is added exactly once. A kernel, not a memset: a captured cudaMemsetAsync may run on
 //     the copy engine and stall a graph.
-// reduce_kernel, after the main kernel in deterministic mode: Y = sum of the split partials in
-// split order + bias, the same order every run.
+// reduce_kernel, after the main kernel whenever several splits use the default epilogue: Y = sum
+// of the split partials in split order + bias, the same order every run (deterministic).
 #pragma once
 
 #include <cstdint>
