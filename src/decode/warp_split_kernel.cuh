@@ -13,7 +13,7 @@
 //   - one pair of ldmatrix.x4 per k32 serves all four n16 groups (16 mma per block and token tile).
 // Symmetric weights with kTiles <= 2 scale the fp32 partial sums once per group (decode_kernel.cuh
 // explains why); otherwise scales (and zero folds) apply per pair with one hfma2. Symmetric int4
-// there also skips the bias subtraction (dequant.cuh: int4_word_to_offset_pairs).
+// and int8 there also skip the bias subtraction (dequant.cuh: the offset forms; docs/DECODE.md).
 // At the end the four warps' sums meet in shared memory and warp 0 adds them in warp order
 // (deterministic) and runs the epilogue (store, red.global or split partials).
 //
