@@ -15,6 +15,8 @@
 
 namespace sailfish::decode {
 
+using ::sailfish::detail::meta_rows_for;
+using ::sailfish::detail::slice_scale_row;
 using ::sailfish::detail::split_begin;
 
 // A CTA owns one 64-row block strip of W and a contiguous range of its 64-column k-blocks; warp j
@@ -61,9 +63,6 @@ constexpr int kWarpSplitMaxTiles = 4;
 // bytes, and meta_rows scale rows (and as many zero-fold rows) of 128 bytes. Activation rows the
 // CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte header.
 constexpr int kWarpHeaderBytes = 128;
-SF_HOST_DEVICE constexpr int meta_rows_for(int group_shift) {
-  return group_shift >= 6 ? 1 : (64 >> group_shift);
-}
 SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int meta_rows,
                                                     bool zero_points) {
   return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);

@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const int num_blocks = kb_end - kb_begin;
   const uint32_t smem_base = gpu::shared_address(smem);
   const bool has_zero = p.zero_fold != nullptr;
-  const int meta_rows = p.group_shift >= 6 ? 1 : (64 >> p.group_shift);
+  const int meta_rows = meta_rows_for(p.group_shift);
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
   const int run_offset = (warp * 32 + lane) * kRunBytes;
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
         const int s = sp + half;
         // Scale group of this k16 slice; uniform across the CTA, so the branch never diverges.
         const int group = (kb_begin * 64 + i * 64 + 16 * s) >> p.group_shift;
-        const int r = p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift;  // row in the stage
+        const int r = slice_scale_row(p.group_shift, s);  // row in the stage
         if (group != current_group) {
           if (current_group >= 0) flush_group();
           current_group = group;

@@ -237,8 +237,6 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int s = sp + half;
-        // Scale row of this k16 slice in the stage (0 when a group spans the whole block).
-        auto scale_row = [&]() { return p.group_shift >= 6 ? 0 : (16 * s) >> p.group_shift; };
         auto enter_group = [&](int group, int row) {
           if (group == current_group) return;  // uniform across the warp
           if (current_group >= 0) flush_group();
@@ -258,6 +256,7 @@ __global__ void __launch_bounds__(kThreads)
             // Groups of 64 columns or more: the block lies in one group, its scale row is row 0.
             if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
           } else {
+            // Groups of 16 or 32 columns: slice_scale_row without its >= 6 test.
             enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
           }
         }
@@ -314,7 +313,7 @@ __global__ void __launch_bounds__(kThreads)
               gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
             }
             if (!kScaleSums || has_zero) {
-              const int row = scale_row() * 64 + j * 16 + row_g;
+              const int row = slice_scale_row(p.group_shift, s) * 64 + j * 16 + row_g;
               const T zero = static_cast<T>(0.0f);
               detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
                                         has_zero ? meta_folds[row] : zero,

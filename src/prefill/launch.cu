@@ -136,7 +136,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.n_pad = static_cast<int>(g.n_pad);
   params.m_pad = f.m_tiles * f.tokens;
   params.group_shift = ::sailfish::detail::group_shift(g);
-  params.meta_rows = params.group_shift >= 6 ? 1 : 64 >> params.group_shift;
+  params.meta_rows = ::sailfish::detail::meta_rows_for(params.group_shift);
   params.n_tiles = f.n_tiles;
   params.m_tiles = f.m_tiles;
   params.splits = f.splits;

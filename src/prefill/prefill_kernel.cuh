@@ -156,7 +156,7 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
   T scale_g[4], scale_g8[4], fold_g[4], fold_g8[4];
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    const int r = group_shift >= 6 ? 0 : (16 * s) >> group_shift;  // scale row in the stage
+    const int r = ::sailfish::detail::slice_scale_row(group_shift, s);  // scale row in the stage
     if (s == 0 || group_shift < 6) {
       scale_g[s] = meta_scales[r * 64 + row];
       scale_g8[s] = meta_scales[r * 64 + row + 8];
