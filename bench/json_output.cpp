@@ -72,6 +72,7 @@ Json row_json(const RowResult& r) {
   j["tier_requested"] = r.tier_requested;
   j["tier"] = r.tier.empty() ? Json(nullptr) : Json(r.tier);
   j["reason"] = r.reason;
+  j["launch"] = r.launch;
   j["deterministic"] = nullable(r.deterministic);
   j["status"] = row_status_name(r.status);
   j["message"] = r.message;

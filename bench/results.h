@@ -29,6 +29,7 @@ struct RowResult {
   std::string tier_requested;
   std::string tier;    // the tier the plan chose
   std::string reason;  // plan.reason
+  std::string launch;  // the tier's launch configuration (tile width, splits, grid)
   std::optional<bool> deterministic;
   RowStatus status = RowStatus::kOk;
   std::string message;  // why a row is not ok

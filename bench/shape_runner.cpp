@@ -136,6 +136,24 @@ void mark_check_failure(RowResult* row, const std::string& what) {
   std::fflush(stdout);
 }
 
+// The plan's launch configuration in a few words, so sweeps can see what each row ran.
+std::string launch_summary(const Plan& p) {
+  char text[128];
+  if (p.tier == Tier::kDecode) {
+    const DecodePlan& d = p.decode;
+    std::snprintf(text, sizeof(text), "%s tiles=%d m_groups=%d splits=%d epilogue=%d",
+                  d.warp_split ? "warp_split" : "strip", d.token_tiles, d.m_groups, d.splits,
+                  d.epilogue);
+  } else if (p.tier == Tier::kPrefill) {
+    const PrefillPlan& f = p.prefill;
+    std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,
+                  f.splits, f.stages, f.grid);
+  } else {
+    std::snprintf(text, sizeof(text), "chunk_rows=%lld", static_cast<long long>(p.dense_chunk_rows));
+  }
+  return text;
+}
+
 // One Sailfish row: plan, check once, time in a graph. Errors come back as Status (the caller
 // records them); a tier the planner declines is recorded as unsupported here.
 Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, RowResult* row) {
@@ -157,6 +175,7 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   }
   row->tier = tier_label(p.tier);
   row->reason = p.reason;
+  row->launch = launch_summary(p);
   row->deterministic = p.deterministic;
   row->workspace_bytes = workspace_size(p);
   SF_RETURN_IF_ERROR(b.workspace.ensure(row->workspace_bytes));

@@ -40,18 +40,33 @@ for stage in "$@"; do
       timeout 200 "$build/bench/sailfish_bench" --tiers prefill --bits 8 -m 1024,4096 \
         --json "$out/prefill_int8.json" > "$out/prefill_int8.log" 2>&1
       note "prefill int8 bench: rc=$?" ;;
+    prefill-widths)
+      # Every prefill token width forced (SAILFISH_PREFILL_TOKENS) at WIDTHS_M, the decode tier and
+      # cuBLAS alongside; then a table of time per width and the step time each implies.
+      widths_m=${WIDTHS_M:-16,32,48,64}
+      timeout 200 "$build/bench/sailfish_bench" --tiers decode -m "$widths_m" \
+        --json "$out/widths_decode.json" > "$out/widths_decode.log" 2>&1
+      note "widths: decode rc=$?"
+      for t in ${WIDTHS:-16 32 64 128}; do
+        SAILFISH_PREFILL_TOKENS=$t timeout 200 "$build/bench/sailfish_bench" --tiers prefill \
+          -m "$widths_m" --no-cublas --json "$out/widths_t$t.json" > "$out/widths_t$t.log" 2>&1
+        note "widths: prefill tokens=$t rc=$?"
+      done
+      python3 "$root/scripts/perf/widths_table.py" "$out"/widths_decode.json "$out"/widths_t*.json \
+        | tee -a "$summary" ;;
     prefill-profile)
-      # Nsight Compute on one small-M and one large-M prefill launch: pipe use and stall reasons.
-      for case in "l3-8b.qkv 128" "l3-8b.o 4096"; do
-        set -- $case
+      # Nsight Compute on prefill launches (PREFILL_PROFILE_CASES: shape:M items; the environment,
+      # e.g. SAILFISH_PREFILL_TOKENS, passes through): pipe use and stall reasons.
+      for case in ${PREFILL_PROFILE_CASES:-l3-8b.qkv:128 l3-8b.o:4096}; do
+        shape=${case%%:*} m=${case##*:}
         timeout 240 ncu --kernel-name regex:prefill_kernel --launch-count 1 \
           --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
           --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
           --section LaunchStats --section Occupancy \
-          "$build/bench/sailfish_bench" --shapes "$1" -m "$2" --tiers prefill --no-cublas \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill --no-cublas \
           --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
-          > "$out/ncu_$1_$2.log" 2>&1
-        note "ncu $1 M=$2: rc=$?"
+          > "$out/ncu_${shape}_$m.log" 2>&1
+        note "ncu $shape M=$m: rc=$?"
       done ;;
     prefill-sass)
       # Per-instruction stall samples (SASS) of one prefill launch, as CSV, and the stall summary.

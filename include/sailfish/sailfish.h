@@ -97,6 +97,8 @@ struct Options {
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
   std::optional<int64_t> prefill_splits;             // SAILFISH_PREFILL_SPLITS (default: auto)
   std::optional<int64_t> prefill_stages;             // SAILFISH_PREFILL_STAGES (default: auto)
+  std::optional<int64_t> prefill_tokens;             // SAILFISH_PREFILL_TOKENS: 16, 32, 64, 128
+                                                     // or 256 (default: cost model)
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -135,7 +137,7 @@ struct DecodePlan {
 
 // Prefill-tier launch configuration (filled by plan(); see src/prefill/config.h).
 struct PrefillPlan {
-  int tokens = 0;                 // tokens per CTA tile (wgmma N): 128 or 256
+  int tokens = 0;                 // tokens per CTA tile (wgmma N): 16, 32, 64, 128 or 256
   int n_tiles = 0;                // 128-row weight tiles
   int m_tiles = 0;                // token tiles
   int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)

@@ -7,7 +7,7 @@ repository root: python3 scripts/codegen/gen_wgmma_rs.py
 """
 import pathlib
 
-WIDTHS = (64, 128, 256)
+WIDTHS = (16, 32, 64, 128, 256)
 TYPES = (("__half", "f16"), ("__nv_bfloat16", "bf16"))
 
 

@@ -104,6 +104,13 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.prefill_splits = options.prefill_splits.has_value() ? options.prefill_splits : number;
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_STAGES", prefill::kMinStages, &number));
   r.prefill_stages = options.prefill_stages.has_value() ? options.prefill_stages : number;
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_TOKENS", 1, &number));
+  r.prefill_tokens = options.prefill_tokens.has_value() ? options.prefill_tokens : number;
+  if (r.prefill_tokens.has_value() && !prefill::is_token_width(*r.prefill_tokens)) {
+    return invalid_argument(
+        options.prefill_tokens.has_value() ? "prefill_tokens" : "SAILFISH_PREFILL_TOKENS", " is ",
+        *r.prefill_tokens, "; the prefill tier has tiles of 16, 32, 64, 128 or 256 tokens");
+  }
   if (r.prefill_splits.has_value() && *r.prefill_splits < 1) {
     return invalid_argument("prefill_splits is ", *r.prefill_splits, "; must be >= 1");
   }

@@ -26,6 +26,7 @@ struct ResolvedOptions {
   std::optional<int64_t> prefill_max_m;   // unset: the measured default (src/api/plan.cpp)
   std::optional<int64_t> prefill_splits;  // unset: cost model (src/prefill/config.h)
   std::optional<int64_t> prefill_stages;  // unset: as deep as fits, at most 8
+  std::optional<int64_t> prefill_tokens;  // unset: cost model (src/prefill/config.h)
   bool decode_warp_split = true;
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;

@@ -95,10 +95,19 @@ SF_HOST_DEVICE constexpr int k_rotation(UnitCoord u, int count) {
                    : 0;
 }
 
+// Token widths (wgmma N) with a kernel instance: narrow tiles serve M below 128 without computing
+// rows of zeros (at M = 64 a 128-token tile does twice the tensor work the problem needs).
+// The widths are the powers of two from kMinTokens to kMaxTokens.
+constexpr int kMinTokens = 16;
+constexpr int kMaxTokens = 256;
+SF_HOST_DEVICE constexpr bool is_token_width(int64_t tokens) {
+  return tokens >= kMinTokens && tokens <= kMaxTokens && (tokens & (tokens - 1)) == 0;
+}
+
 // Tile width and split-K depth: the pair with the least estimated time, from a cost model fitted
-// to H200 measurements (docs/perf/prefill.md): a CTA needs step_ns per k-block of its unit
-// (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound inside the SM, not by
-// memory, so it does not depend on how many CTAs run), units run in waves of sm_count, and
+// to H200 measurements (docs/perf/prefill.md): a CTA needs step_ns(tokens) per k-block of its
+// unit (500 ns with 128-token tiles, 720 ns with 256: a k-block step is bound inside the SM, not
+// by memory, so it does not depend on how many CTAs run), units run in waves of sm_count, and
 // splits > 1 add the fp32 partials' write and read-back (8 bytes per output per split) at about
 // 3 TB/s.
 // Worked examples, H200 (132 SMs), K = 4096 unless noted:
@@ -107,9 +116,13 @@ SF_HOST_DEVICE constexpr int k_rotation(UnitCoord u, int count) {
 //   one unsplit wave: 2 x 43 k-blocks against 128); M >= 1024: 256-token tiles, no split.
 constexpr int kMinBlocksPerSplit = 4;
 constexpr int kMaxSplits = 8;
-constexpr double kStepNs128 = 500.0;
-constexpr double kStepNs256 = 720.0;
 constexpr double kPartialsBytesPerNs = 3000.0;
+
+// Measured step times (ns per k-block of one CTA) by token width; docs/perf/prefill.md.
+SF_HOST_DEVICE constexpr double step_ns(int tokens) {
+  return tokens <= 16 ? 330.0 : tokens <= 32 ? 350.0 : tokens <= 64 ? 390.0
+       : tokens <= 128 ? 500.0 : 720.0;
+}
 
 struct TileChoice {
   int tokens;
@@ -123,24 +136,27 @@ SF_HOST_DEVICE constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t 
   const int64_t units = n_tiles * m_tiles * splits;
   const int64_t waves = (units + sm_count - 1) / sm_count;
   const int64_t steps = (k_blocks + splits - 1) / splits;
-  const double step_ns = tokens == 128 ? kStepNs128 : kStepNs256;
   const double partials_ns =
       splits > 1 ? double(splits) * double(m_tiles * tokens) * double(n_pad) * 8.0 /
                        kPartialsBytesPerNs
                  : 0.0;
-  return double(waves) * double(steps) * step_ns + partials_ns;
+  return double(waves) * double(steps) * step_ns(tokens) + partials_ns;
 }
 
+// forced_tokens: 0 lets the model pick the width too, else that width (is_token_width) is used.
 SF_HOST_DEVICE constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int64_t n_pad,
-                                                int64_t k_blocks, int sm_count) {
-  TileChoice best{128, 1};
-  double best_ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, 128, 1);
-  for (int tokens = 128; tokens <= 256; tokens *= 2) {
-    if (tokens == 256 && m <= 128) break;  // a 256-token tile would be at least half empty
+                                                int64_t k_blocks, int sm_count,
+                                                int forced_tokens = 0) {
+  TileChoice best{0, 1};
+  double best_ns = 0.0;
+  for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
+    if (forced_tokens != 0 && tokens != forced_tokens) continue;
+    // A tile at least half empty never pays: the next narrower width does the same rows.
+    if (forced_tokens == 0 && tokens > kMinTokens && m <= tokens / 2) continue;
     for (int splits = 1; splits <= kMaxSplits; ++splits) {
       if (splits > 1 && k_blocks / splits < kMinBlocksPerSplit) break;
       const double ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, tokens, splits);
-      if (ns < best_ns) {
+      if (best.tokens == 0 || ns < best_ns) {
         best_ns = ns;
         best = TileChoice{tokens, splits};
       }

@@ -14,6 +14,9 @@ namespace detail {
 template <typename F>
 Status dispatch_tokens(int tokens, F&& f) {
   switch (tokens) {
+    case 16: return f(std::integral_constant<int, 16>());
+    case 32: return f(std::integral_constant<int, 32>());
+    case 64: return f(std::integral_constant<int, 64>());
     case 128: return f(std::integral_constant<int, 128>());
     case 256: return f(std::integral_constant<int, 256>());
   }

@@ -46,14 +46,20 @@ Status prefill_available(int device) {
   return Status();
 }
 
-Status plan_prefill(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
-                    Plan* plan) {
+Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t> forced_splits,
+                    std::optional<int64_t> forced_stages, Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
   const int64_t m = std::max<int64_t>(p.m, 1);
   f.n_tiles = static_cast<int>((g.n_blocks + kConsumers - 1) / kConsumers);
-  const TileChoice choice = choose_tiles(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count);
+  if (forced_tokens.has_value() && !is_token_width(*forced_tokens)) {
+    return invalid_argument("prefill_tokens is ", *forced_tokens,
+                            "; the prefill tier has tiles of 16, 32, 64, 128 or 256 tokens");
+  }
+  const TileChoice choice =
+      choose_tiles(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count,
+                   forced_tokens.has_value() ? static_cast<int>(*forced_tokens) : 0);
   f.tokens = choice.tokens;
   const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
   const int64_t tiles = int64_t(f.n_tiles) * m_tiles;

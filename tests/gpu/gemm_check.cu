@@ -158,6 +158,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   r.splits = plan.tier == Tier::kDecode    ? plan.decode.splits
              : plan.tier == Tier::kPrefill ? plan.prefill.splits
                                            : 1;
+  r.tokens = plan.tier == Tier::kPrefill ? plan.prefill.tokens : 0;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;
   std::ostringstream msg;
   msg << "tier " << tier_name(plan.tier) << " splits=" << r.splits << " m=" << c.m << " n=" << w.n << " k=" << w.k

@@ -48,7 +48,8 @@ struct GemmCheckResult {
   double plain_error = 0;  // plain same-precision implementation vs float64
   Tier tier = Tier::kAuto;
   bool bitwise_stable = true;  // every repeat produced the same bits
-  int splits = 1;              // decode split-K depth the plan chose
+  int splits = 1;              // split-K depth the plan chose
+  int tokens = 0;              // prefill tier: the token width (wgmma N) the plan chose
 };
 
 // Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws

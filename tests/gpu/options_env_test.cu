@@ -27,6 +27,7 @@ TEST(PrefillOptions, DefaultsAreUnset) {
   EXPECT_FALSE(r.prefill_max_m.has_value());
   EXPECT_FALSE(r.prefill_splits.has_value());
   EXPECT_FALSE(r.prefill_stages.has_value());
+  EXPECT_FALSE(r.prefill_tokens.has_value());
 }
 
 TEST(PrefillOptions, EnvironmentThenOptions) {
@@ -34,16 +35,20 @@ TEST(PrefillOptions, EnvironmentThenOptions) {
   ScopedEnv max_m("SAILFISH_PREFILL_MAX_M", "4096");
   ScopedEnv splits("SAILFISH_PREFILL_SPLITS", "3");
   ScopedEnv stages("SAILFISH_PREFILL_STAGES", "5");
+  ScopedEnv tokens("SAILFISH_PREFILL_TOKENS", "32");
   api::ResolvedOptions r;
   ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
   EXPECT_EQ(r.prefill_min_m.value_or(0), 48);
   EXPECT_EQ(r.prefill_max_m.value_or(0), 4096);
   EXPECT_EQ(r.prefill_splits.value_or(0), 3);
   EXPECT_EQ(r.prefill_stages.value_or(0), 5);
+  EXPECT_EQ(r.prefill_tokens.value_or(0), 32);
   Options o;
   o.prefill_splits = 2;
+  o.prefill_tokens = 64;
   ASSERT_TRUE(api::resolve_options(o, &r).ok());
   EXPECT_EQ(r.prefill_splits.value_or(0), 2);
+  EXPECT_EQ(r.prefill_tokens.value_or(0), 64);
 }
 
 TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
@@ -60,6 +65,22 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
     const Status s = api::resolve_options(Options(), &r);
     EXPECT_FALSE(s.ok());
     EXPECT_NE(s.message().find("SAILFISH_PREFILL_SPLITS"), std::string::npos) << s.message();
+  }
+  {
+    ScopedEnv tokens("SAILFISH_PREFILL_TOKENS", "48");  // no 48-token kernel
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("SAILFISH_PREFILL_TOKENS"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("16, 32, 64, 128 or 256"), std::string::npos) << s.message();
+  }
+  {
+    Options o;
+    o.prefill_tokens = 512;
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(o, &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("prefill_tokens is 512"), std::string::npos) << s.message();
   }
   {
     ScopedEnv min_m("SAILFISH_PREFILL_MIN_M", "0");

@@ -1,5 +1,5 @@
 // The prefill tier (warp-specialized wgmma + TMA, sm_90a) against the float64 reference: every
-// format, group size, act-order, bias, both activation types, both token widths, split-K and the
+// format, group size, act-order, bias, both activation types, every token width, split-K and the
 // persistent multi-unit walk, odd shapes. Skips without a GPU; on a GPU that cannot run the tier
 // (not sm_90, or a build without sm_90a), plan() must refuse it with kUnsupported, checked here.
 #include <gtest/gtest.h>
@@ -81,7 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(16, 32, 64, 128, 256, -1), ::testing::Bool(),
                        ::testing::Values(DType::kF16, DType::kBF16)));
 
-// M around both token widths and their multiples, with and without splits.
+// M around the token widths and their multiples (the cost model picks the width), with and without
+// splits.
 class PrefillMSweep : public ::testing::TestWithParam<std::tuple<int, DType>> {};
 
 TEST_P(PrefillMSweep, EveryM) {
@@ -110,6 +111,46 @@ TEST_P(PrefillMSweep, EveryM) {
 
 INSTANTIATE_TEST_SUITE_P(BitsTypes, PrefillMSweep,
                          ::testing::Combine(::testing::Values(4, 8),
+                                            ::testing::Values(DType::kF16, DType::kBF16)));
+
+// Every token width, forced, at M around the width and across several token tiles, one split and
+// several: the narrow widths serve small M, and the masked rows of a partial tile must not leak.
+class PrefillTokenWidths : public ::testing::TestWithParam<std::tuple<int, int, DType>> {};
+
+TEST_P(PrefillTokenWidths, MatchesReference) {
+  SF_SKIP_WITHOUT_PREFILL();
+  const auto [tokens, bits, dtype] = GetParam();
+  std::mt19937_64 rng(testing::test_seed() + 309);
+  RandomWeightSpec spec;
+  spec.n = 392;  // 7 strips: the last tile's second consumer idle
+  spec.k = 1536;
+  spec.bits = bits;
+  spec.group_size = 64;
+  spec.zero_kind = bits == 4 ? ZeroPointKind::kInteger : ZeroPointKind::kNone;
+  spec.scale_dtype = dtype;
+  const QuantizedWeight w = testing::random_weight(rng, spec);
+  for (int64_t m : {int64_t(1), int64_t(tokens - 1), int64_t(tokens), int64_t(2 * tokens + 3)}) {
+    if (m < 1) continue;
+    for (int64_t splits : {1, 3}) {
+      GemmCase c;
+      c.weight = w;
+      c.dtype = dtype;
+      c.m = m;
+      c.bias = true;
+      c.options = prefill_options();
+      c.options.prefill_tokens = tokens;
+      c.options.prefill_splits = splits;
+      const auto r = testing::run_and_check(c, rng());
+      EXPECT_TRUE(r.ok) << "tokens " << tokens << ", m " << m << ": " << r.message;
+      EXPECT_EQ(r.tokens, tokens);
+      EXPECT_EQ(r.splits, splits);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WidthsBitsTypes, PrefillTokenWidths,
+                         ::testing::Combine(::testing::Values(16, 32, 64, 128, 256),
+                                            ::testing::Values(4, 8),
                                             ::testing::Values(DType::kF16, DType::kBF16)));
 
 // More work units than CTAs: each persistent CTA walks several tiles, and the pipeline's stage
@@ -235,8 +276,8 @@ TEST(PrefillDispatch, AutoPicksPrefillThenDense) {
   EXPECT_EQ(testing::checked_tier(c, 4096, rng()), Tier::kPrefill);
 }
 
-// A forced pipeline depth outside what fits (or below three stages), and an M beyond the kernel's
-// index range, are refused by plan().
+// A forced pipeline depth outside what fits (or below three stages), a token width with no kernel,
+// and an M beyond the kernel's index range, are refused by plan().
 TEST(PrefillDispatch, BadStageCountIsRefused) {
   SF_SKIP_WITHOUT_PREFILL();
   Problem problem;
@@ -251,6 +292,10 @@ TEST(PrefillDispatch, BadStageCountIsRefused) {
   o.prefill_stages = 4;
   EXPECT_TRUE(sailfish::plan(problem, -1, o, &plan).ok());
   EXPECT_EQ(plan.prefill.stages, 4);
+  o.prefill_tokens = 96;  // no 96-token kernel
+  const Status width = sailfish::plan(problem, -1, o, &plan);
+  EXPECT_EQ(width.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(width.message().find("prefill_tokens is 96"), std::string::npos) << width.message();
   // An M whose tiles overflow the kernel's 32-bit unit index is refused, not wrapped.
   problem.m = int64_t(1) << 40;
   const Status huge = sailfish::plan(problem, -1, prefill_options(), &plan);
