@@ -16,16 +16,40 @@ namespace sailfish::prefill {
 
 using ::sailfish::detail::split_begin;
 
-// Warp specialization: warpgroup 0 produces (its first warp issues every copy, one per lane),
-// warpgroups 1 and 2 consume; consumer c owns weight rows 64c .. 64c + 63 of the CTA's 128.
+// Warp specialization: one producer warp issues every copy (one per lane); two consumer
+// warpgroups each own 64 of the CTA's 128 weight rows (consumer c: rows 64c .. 64c + 63).
 // (Three consumers with 192-row tiles were measured and gave no more rows per second:
 // docs/perf/prefill.md, v6.)
 constexpr int kConsumers = 2;
-constexpr int kThreads = 128 * (1 + kConsumers);
-// setmaxnreg budgets (multiples of 8; 40 + 2 x 232 fits 504 per thread-triple of 384 threads:
-// 64K registers / 128 threads per warpgroup).
+
+// CTAs per SM by token width. A CTA's consumer warps run one dependent chain per k-block (wait,
+// shared load, dequantize, wgmma); with 16-64-token tiles that chain, not the tensor cores, sets
+// the step time (measured: 430-570 ns per k-block at 16-64 tokens against 520-720 at 128, issue
+// slots 34% busy: docs/perf/prefill.md, v7), so narrow tiles run two CTAs per SM to give each
+// scheduler four consumer warps instead of two. Wide tiles need the registers and shared memory
+// of a whole SM.
+SF_HOST_DEVICE constexpr int ctas_per_sm(int tokens) { return tokens <= 64 ? 2 : 1; }
+// Threads per CTA. One CTA per SM: warpgroup 0 produces (warp 0; warps 1-3 exit) and hands its
+// registers to consumer warpgroups 1-2 with setmaxnreg (40 + 2 x 232 = 504 per thread-triple:
+// 64K registers / 128 threads per warpgroup). Two CTAs per SM: consumer warpgroups 0-1 and one
+// producer warp 8, 288 threads, so no registers sit in idle warps: 64K / 576 threads gives every
+// thread 112 (a 384-thread CTA would get 80 and spill).
+SF_HOST_DEVICE constexpr int cta_threads(int tokens) {
+  return ctas_per_sm(tokens) == 1 ? 128 * (1 + kConsumers) : 128 * kConsumers + 32;
+}
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
+// wgmma fragment sets the consumers rotate (prefill_kernel.cuh): 3 keep two blocks' groups in
+// flight while the next block is dequantized. Two CTAs per SM keep 2 (one group in flight): with
+// 3 sets in a 112-register budget ptxas silently serialized every wgmma (a
+// WARPGROUP.DEPBAR.LE gsb0, 0x0 after each HGMMA in the SASS), with 2 it pipelines them and uses
+// 80-96 registers. Check the SASS for that pattern after changing the consumer loop.
+SF_HOST_DEVICE constexpr int fragment_sets(int tokens) { return ctas_per_sm(tokens) == 1 ? 3 : 2; }
+// Shared memory a CTA may use: an SM has 228 KB, of which each CTA's runtime reserve takes 1 KB,
+// and one CTA may have 227 KB.
+SF_HOST_DEVICE constexpr int cta_shared_budget(int tokens) {
+  return ctas_per_sm(tokens) == 1 ? 227 * 1024 : (228 / 2 - 1) * 1024;
+}
 
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
 constexpr int kMaxMetaRows = 4;
@@ -50,10 +74,10 @@ constexpr int kMinStages = 3;
 SF_HOST_DEVICE constexpr int shared_bytes(int bits, int tokens, int stages) {
   return stages * stage_bytes(bits, tokens) + 1024 + 256;
 }
-// The deepest pipeline that fits an H100/H200 SM (227 KB per CTA).
+// The deepest pipeline that fits the CTA's share of an H100/H200 SM (cta_shared_budget).
 SF_HOST_DEVICE constexpr int max_stages(int bits, int tokens) {
-  return (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens) < kMaxStages
-             ? (227 * 1024 - 1024 - 256) / stage_bytes(bits, tokens)
+  return (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens) < kMaxStages
+             ? (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens)
              : kMaxStages;
 }
 // Default depth: as many stages as fit, at most 8 (SAILFISH_PREFILL_STAGES overrides).
@@ -63,6 +87,9 @@ SF_HOST_DEVICE constexpr int stage_count(int bits, int tokens) {
 static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
 static_assert(stage_count(8, 256) >= 4, "the deepest tile keeps four stages");
 static_assert(shared_bytes(8, 256, stage_count(8, 256)) <= 227 * 1024, "fits an SM");
+static_assert(stage_count(8, 64) >= 4 && 2 * shared_bytes(8, 64, stage_count(8, 64)) +
+                                             2 * 1024 <= 228 * 1024,
+              "two 64-token CTAs fit an SM with four stages each");
 
 // Work units: (n tile, m tile, k split), numbered so that CTAs running at the same time share
 // weights and activations in L2: n tiles are grouped into panels of kPanelTiles; inside a panel
@@ -118,9 +145,11 @@ constexpr int kMinBlocksPerSplit = 4;
 constexpr int kMaxSplits = 8;
 constexpr double kPartialsBytesPerNs = 3000.0;
 
-// Measured step times (ns per k-block of one CTA) by token width; docs/perf/prefill.md.
+// Step times (ns per k-block of one CTA) by token width; docs/perf/prefill.md. 128 and 256 tokens
+// run one CTA per SM; 16-64 run two, each stepping at about 1.1x the one-CTA time measured in v7
+// (a prediction until measured).
 SF_HOST_DEVICE constexpr double step_ns(int tokens) {
-  return tokens <= 16 ? 330.0 : tokens <= 32 ? 350.0 : tokens <= 64 ? 390.0
+  return tokens <= 16 ? 480.0 : tokens <= 32 ? 500.0 : tokens <= 64 ? 570.0
        : tokens <= 128 ? 500.0 : 720.0;
 }
 
@@ -134,7 +163,8 @@ SF_HOST_DEVICE constexpr double estimate_ns(int64_t n_tiles, int64_t m, int64_t 
                                            int splits) {
   const int64_t m_tiles = (m + tokens - 1) / tokens;
   const int64_t units = n_tiles * m_tiles * splits;
-  const int64_t waves = (units + sm_count - 1) / sm_count;
+  const int64_t slots = int64_t(sm_count) * ctas_per_sm(tokens);
+  const int64_t waves = (units + slots - 1) / slots;
   const int64_t steps = (k_blocks + splits - 1) / splits;
   const double partials_ns =
       splits > 1 ? double(splits) * double(m_tiles * tokens) * double(n_pad) * 8.0 /

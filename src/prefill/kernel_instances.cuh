@@ -35,7 +35,7 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
     // Per call: cheap, and keeps the launcher free of per-device state.
     SF_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-    return gpu::launch(kernel, dim3(grid), dim3(kThreads), shared, stream, pdl,
+    return gpu::launch(kernel, dim3(grid), dim3(cta_threads(kTokens)), shared, stream, pdl,
                        "prefill kernel launch", act_map, params);
   });
 }

@@ -73,7 +73,8 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   f.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
                  : choice.splits;
-  f.grid = static_cast<int>(std::min<int64_t>(tiles * f.splits, plan->sm_count));
+  f.grid = static_cast<int>(
+      std::min<int64_t>(tiles * f.splits, int64_t(plan->sm_count) * ctas_per_sm(f.tokens)));
   const int deepest = max_stages(g.bits, f.tokens);
   if (forced_stages.has_value() && (*forced_stages < kMinStages || *forced_stages > deepest)) {
     return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits,

@@ -1,6 +1,6 @@
 // Prefill tier kernel: persistent, warp-specialized wgmma + TMA on the packed format (config.h).
 //
-// CTA = 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume. A work unit is one
+// CTA = one producer warp and two consumer warpgroups (config.h: cta_threads). A work unit is one
 // 128-weight-row x kTokens-token output tile over one k-range (the split); CTAs walk the units in
 // the order unit_coord() gives, blockIdx.x, + gridDim.x, ...
 //
@@ -203,7 +203,7 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
 }  // namespace detail
 
 template <typename T, int kBits, int kTokens>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     prefill_kernel(const __grid_constant__ CUtensorMap act_map,
                    const __grid_constant__ PrefillParams p) {
 #if SAILFISH_HAS_WGMMA
@@ -232,16 +232,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   gpu::allow_next_grid();
 
   const int units = p.n_tiles * p.m_tiles * p.splits;
+  // Roles (config.h: cta_threads): one CTA per SM, warpgroup 0 produces (its warp 0 only, after
+  // giving registers to the consumers) and warpgroups 1-2 consume; two CTAs per SM, warpgroups 0-1
+  // consume and warp 8 produces.
+  constexpr bool kOneCtaPerSm = ctas_per_sm(kTokens) == 1;
   const int warpgroup = threadIdx.x / 128;
-  if (warpgroup == 0) {
-    gpu::release_registers<kProducerRegisters>();
-    if (threadIdx.x >= 32) return;
+  if (kOneCtaPerSm ? warpgroup == 0 : warpgroup == kConsumers) {
+    if constexpr (kOneCtaPerSm) {
+      gpu::release_registers<kProducerRegisters>();
+      if (threadIdx.x >= 32) return;
+    }
     // The producer is one warp whose lanes issue one copy each: a single issuing thread measured
     // as the pipeline's bottleneck (the consumers waited on "full" while the producer never
     // waited on "empty"), its address arithmetic serial. Lane 0 waits for the free stage, arms
     // the barrier and loads the activations; lanes 1 .. strips the weight blocks; the next lanes
     // one scale (or zero-fold) row each.
-    const int lane = threadIdx.x;
+    const int lane = threadIdx.x % 32;
     if (lane == 0) gpu::prefetch_tensor_map(&act_map);
     // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
     gpu::wait_for_previous_grid();
@@ -303,25 +309,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
 
-  gpu::claim_registers<kConsumerRegisters>();
+  if constexpr (kOneCtaPerSm) gpu::claim_registers<kConsumerRegisters>();
   gpu::wait_for_previous_grid();
-  const int consumer = warpgroup - 1;
+  const int consumer = kOneCtaPerSm ? warpgroup - 1 : warpgroup;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int run_offset = (warp * 32 + lane) * kRunBytes;
   const int row = warp * 16 + lane / 4;  // A-fragment row g within the consumer's 64
   const bool has_zero = p.zero_fold != nullptr;
 
   float acc[kTokens / 2];
-  // Three fragment sets: up to two blocks' wgmma groups stay in flight while the third set is
-  // being written (a set may be rewritten only once its group has completed).
-  uint32_t frag_a[4][4], frag_b[4][4], frag_c[4][4];
+  // Fragment sets: up to kSets - 1 blocks' wgmma groups stay in flight while the next set is being
+  // written (a set may be rewritten only once its group has completed). Three with one CTA per
+  // SM; two with two CTAs per SM, whose 80-register budget has no room for a third set and whose
+  // narrow wgmmas finish quickly (config.h: fragment_sets).
+  constexpr int kSets = fragment_sets(kTokens);
+  uint32_t frag_a[4][4], frag_b[4][4], frag_c[kSets == 3 ? 4 : 1][4];
   int stage = 0;
   int older = -1, newer = -1;  // stages whose wgmma groups may still be in flight, oldest first
   uint32_t phase = 0;
 
   // One k-block: wait for its stage, dequantize into `frag`, issue its four wgmmas; then wait
-  // until at most two groups are pending, which retires the block two steps back, and release
-  // that block's stage to the producer.
+  // until at most kSets - 1 groups are pending, which retires the block kSets - 1 steps back,
+  // and release that block's stage to the producer.
   auto step = [&](uint32_t(&frag)[4][4]) {
     gpu::mbarrier_wait(full_bar(stage), phase);
     const uint8_t* st = smem + stage * kStage;
@@ -338,9 +347,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       gpu::WgmmaRs<T, kTokens>::mma(acc, frag[s], desc + 2 * s, 1);
     }
     gpu::wgmma_commit();
-    gpu::wgmma_wait<2>();
-    if (older >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(older));
-    older = newer;
+    gpu::wgmma_wait<kSets - 1>();
+    if constexpr (kSets == 3) {
+      if (older >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(older));
+      older = newer;
+    } else {
+      if (newer >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(newer));
+    }
     newer = stage;
     if (++stage == stages) {
       stage = 0;
@@ -357,10 +370,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       acc[i] = 0.0f;
       gpu::fence_register(acc[i]);
     }
-    for (int kb = kb_begin; kb < kb_end; kb += 3) {
+    for (int kb = kb_begin; kb < kb_end; kb += kSets) {
       step(frag_a);
       if (kb + 1 < kb_end) step(frag_b);
-      if (kb + 2 < kb_end) step(frag_c);
+      if constexpr (kSets == 3) {
+        if (kb + 2 < kb_end) step(frag_c);
+      }
     }
     gpu::wgmma_wait<0>();
 #pragma unroll

@@ -112,13 +112,34 @@ TEST(PrefillConfig, StagesFitAndStayAligned) {
       EXPECT_EQ(stage_bytes(bits, tokens) % 1024, 0) << "the 128-byte swizzle needs 1 KB tiles";
       EXPECT_GE(stage_count(bits, tokens), 4);
       EXPECT_GE(max_stages(bits, tokens), kMinStages);
-      EXPECT_LE(shared_bytes(bits, tokens, stage_count(bits, tokens)), 227 * 1024);
-      EXPECT_LE(shared_bytes(bits, tokens, max_stages(bits, tokens)), 227 * 1024);
+      // Every CTA that shares an SM fits with its runtime reserve (1 KB) in the SM's 228 KB.
+      const int budget = cta_shared_budget(tokens);
+      EXPECT_LE(budget, 227 * 1024);
+      EXPECT_LE(ctas_per_sm(tokens) * (budget + 1024), 228 * 1024) << tokens;
+      EXPECT_LE(shared_bytes(bits, tokens, stage_count(bits, tokens)), budget);
+      EXPECT_LE(shared_bytes(bits, tokens, max_stages(bits, tokens)), budget);
       // The deepest pipeline is the barrier area's limit or the last one that fits.
       if (max_stages(bits, tokens) < kMaxStages) {
-        EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens) + 1), 227 * 1024);
+        EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens) + 1), budget);
       }
     }
+  }
+}
+
+// Two CTAs per SM only where the accumulators fit the smaller register budget (config.h): the
+// narrow tiles, with the compact 288-thread layout and two fragment sets.
+TEST(PrefillConfig, CtasPerSmFollowTheTileWidth) {
+  for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
+    if (tokens <= 64) {
+      EXPECT_EQ(ctas_per_sm(tokens), 2);
+      EXPECT_EQ(cta_threads(tokens), 288);
+      EXPECT_EQ(fragment_sets(tokens), 2);
+    } else {
+      EXPECT_EQ(ctas_per_sm(tokens), 1);
+      EXPECT_EQ(cta_threads(tokens), 384);
+      EXPECT_EQ(fragment_sets(tokens), 3);
+    }
+    EXPECT_LE(cta_threads(tokens) * ctas_per_sm(tokens), 2048);
   }
 }
 

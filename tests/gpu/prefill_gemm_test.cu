@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <utility>
 
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
@@ -154,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(WidthsBitsTypes, PrefillTokenWidths,
                                             ::testing::Values(DType::kF16, DType::kBF16)));
 
 // More work units than CTAs: each persistent CTA walks several tiles, and the pipeline's stage
-// and phase carry across tile boundaries.
+// and phase carry across tile boundaries. Both CTA layouts: 128-token tiles (one CTA per SM, three
+// fragment sets) and 16-token tiles (two per SM, two sets).
 TEST(PrefillPersistent, SeveralUnitsPerCta) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 303);
@@ -164,14 +166,22 @@ TEST(PrefillPersistent, SeveralUnitsPerCta) {
     spec.k = 576;  // 9 k-blocks: an odd count per unit
     spec.bits = bits;
     spec.group_size = 64;
-    GemmCase c;
-    c.weight = testing::random_weight(rng, spec);
-    c.m = 2100;  // 9 token tiles x 16 weight tiles = 144 units
-    c.bias = true;
-    c.options = prefill_options();
-    const auto r = testing::run_and_check(c, rng());
-    EXPECT_TRUE(r.ok) << r.message;
-    EXPECT_EQ(r.splits, 1);
+    const QuantizedWeight w = testing::random_weight(rng, spec);
+    // 128 tokens: 9 token tiles x 16 weight tiles = 144 units for 132 CTAs at most; 16 tokens:
+    // 19 x 16 = 304 units for 264 CTAs at most.
+    for (const auto& [tokens, m] : {std::pair<int, int64_t>{128, 2100}, {16, 300}}) {
+      GemmCase c;
+      c.weight = w;
+      c.m = m;
+      c.bias = true;
+      c.options = prefill_options();
+      c.options.prefill_tokens = tokens;
+      c.options.prefill_splits = 1;
+      const auto r = testing::run_and_check(c, rng());
+      EXPECT_TRUE(r.ok) << tokens << " tokens: " << r.message;
+      EXPECT_EQ(r.splits, 1);
+      EXPECT_EQ(r.tokens, tokens);
+    }
   }
 }
 
