@@ -3,8 +3,9 @@
 
 Arguments: bench JSON files (docs/BENCH.md). Rows of the decode (or auto) tier give the decode
 column and cuBLAS; rows of the prefill tier are keyed by the width in their "launch" field.
-For each prefill row the step time is derived from the cost model's terms (config.h:
-estimate_ns): time / (waves x k-blocks per split), so a sweep refits step_ns(tokens) directly.
+For each prefill row the step time of one CTA is derived from the cost model's terms (config.h:
+estimate_ns): time / (waves x k-blocks per split), waves of SMs x ctas_per_sm CTAs, so a sweep
+refits step_ns(tokens) directly.
 With --anchors FILE the best peer of that file (tinygemm, both Marlins, Machete, Swordfish) is
 added, with the best Sailfish time as a ratio of it.
 """
@@ -22,12 +23,17 @@ def launch_fields(text):
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text or "")}
 
 
+def ctas_per_sm(tokens):
+    """src/prefill/config.h: ctas_per_sm."""
+    return 2 if tokens <= 64 else 1
+
+
 def step_ns(row, fields):
     tokens, splits = fields["tokens"], fields["splits"]
     n_tiles = math.ceil(row["N"] / 128)
     k_blocks = math.ceil(row["K"] / 64)
     units = n_tiles * math.ceil(row["M"] / tokens) * splits
-    waves = math.ceil(units / SMS)
+    waves = math.ceil(units / (SMS * ctas_per_sm(tokens)))
     steps = math.ceil(k_blocks / splits)
     return row["us"] * 1000.0 / (waves * steps)
 

@@ -31,7 +31,8 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
   return detail::dispatch_tokens(tokens, [&](auto width) {
     constexpr int kTokens = decltype(width)::value;
     const int shared = shared_bytes(kBits, kTokens, params.stages);
-    auto* kernel = prefill_kernel<T, kBits, kTokens>;
+    auto* kernel = params.zero_fold != nullptr ? prefill_kernel<T, kBits, kTokens, true>
+                                               : prefill_kernel<T, kBits, kTokens, false>;
     // Per call: cheap, and keeps the launcher free of per-device state.
     SF_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
@@ -43,7 +44,7 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
 template <typename T, int kBits>
 Status main_kernel_binary_version(int* version) {
   cudaFuncAttributes attributes = {};
-  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, prefill_kernel<T, kBits, 128>));
+  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, prefill_kernel<T, kBits, 128, false>));
   *version = attributes.binaryVersion;
   return Status();
 }

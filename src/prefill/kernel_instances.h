@@ -1,5 +1,6 @@
 // The prefill kernel instances: one translation unit per (activation type, bit width), each
-// holding the kernels of every token width (config.h: kMinTokens .. kMaxTokens) (prefill_<type>_int<bits>.cu). Declared here, defined by
+// holding the kernels of every token width (config.h: kMinTokens .. kMaxTokens), with and without
+// zero points (prefill_<type>_int<bits>.cu). Declared here, defined by
 // kernel_instances.cuh.
 #pragma once
 

@@ -136,11 +136,14 @@ __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (
 
 // The lane's A fragments for the four k16 slices of one staged 64 x 64 block, dequantized and
 // scaled: frag[s] = {(g, k0k1), (g + 8, k0k1), (g, k8k9), (g + 8, k8k9)} of slice s.
-template <typename T, int kBits>
+// kOneScaleRow: groups of 64 and up, whose block has one scale row (two shared loads per lane, the
+// common case); otherwise each slice loads the row slice_scale_row names. The caller picks the
+// form once per block with a warp-uniform branch: per-slice branches on the group size and on
+// zero points had cost about 40 instructions per block (SASS, 64-token kernel).
+template <typename T, int kBits, bool kZeroPoints, bool kOneScaleRow>
 __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T* meta_scales,
                                                  const T* meta_folds, int run_offset, int row,
-                                                 int group_shift, bool has_zero,
-                                                 uint32_t (&frag)[4][4]) {
+                                                 int group_shift, uint32_t (&frag)[4][4]) {
   using P = gpu::Pair<T>;
   uint32_t words[kBits];
 #pragma unroll
@@ -151,24 +154,23 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
     words[4 * c + 2] = v.z;
     words[4 * c + 3] = v.w;
   }
-  // Scale (and fold) of rows g and g + 8 for each k16 slice: one scale row per block for groups of
-  // 64 and up (loaded once), one row per slice or slice pair for groups of 16 and 32.
+  // Scale (and fold) of rows g and g + 8 for each k16 slice.
   T scale_g[4], scale_g8[4], fold_g[4], fold_g8[4];
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    const int r = ::sailfish::detail::slice_scale_row(group_shift, s);  // scale row in the stage
-    if (s == 0 || group_shift < 6) {
-      scale_g[s] = meta_scales[r * 64 + row];
-      scale_g8[s] = meta_scales[r * 64 + row + 8];
-      if (has_zero) {
-        fold_g[s] = meta_folds[r * 64 + row];
-        fold_g8[s] = meta_folds[r * 64 + row + 8];
-      }
-    } else {
+    if (kOneScaleRow && s > 0) {
       scale_g[s] = scale_g[0];
       scale_g8[s] = scale_g8[0];
       fold_g[s] = fold_g[0];
       fold_g8[s] = fold_g8[0];
+      continue;
+    }
+    const int r = kOneScaleRow ? 0 : ::sailfish::detail::slice_scale_row(group_shift, s);
+    scale_g[s] = meta_scales[r * 64 + row];
+    scale_g8[s] = meta_scales[r * 64 + row + 8];
+    if constexpr (kZeroPoints) {
+      fold_g[s] = meta_folds[r * 64 + row];
+      fold_g8[s] = meta_folds[r * 64 + row + 8];
     }
   }
 #pragma unroll
@@ -181,7 +183,7 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
       gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);
     }
     const P scale(scale_g[s], scale_g[s]), scale8(scale_g8[s], scale_g8[s]);
-    if (has_zero) {
+    if constexpr (kZeroPoints) {
       const P fold(fold_g[s], fold_g[s]), fold8(fold_g8[s], fold_g8[s]);
       v[0] = __hfma2(v[0], scale, fold);
       v[1] = __hfma2(v[1], scale, fold);
@@ -202,7 +204,7 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
 
 }  // namespace detail
 
-template <typename T, int kBits, int kTokens>
+template <typename T, int kBits, int kTokens, bool kZeroPoints>
 __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     prefill_kernel(const __grid_constant__ CUtensorMap act_map,
                    const __grid_constant__ PrefillParams p) {
@@ -251,8 +253,7 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     if (lane == 0) gpu::prefetch_tensor_map(&act_map);
     // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
     gpu::wait_for_previous_grid();
-    const bool has_zero = p.zero_fold != nullptr;
-    const int kinds = has_zero ? 2 : 1;
+    const int kinds = kZeroPoints ? 2 : 1;
     // This lane's meta copy (scale or fold row r of consumer c), if any.
     const int meta_index = lane - 1 - kConsumers;
     const T* meta_source = static_cast<const T*>(p.scales);
@@ -315,7 +316,6 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int run_offset = (warp * 32 + lane) * kRunBytes;
   const int row = warp * 16 + lane / 4;  // A-fragment row g within the consumer's 64
-  const bool has_zero = p.zero_fold != nullptr;
 
   float acc[kTokens / 2];
   // Fragment sets: up to kSets - 1 blocks' wgmma groups stay in flight while the next set is being
@@ -336,9 +336,15 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     const uint8_t* st = smem + stage * kStage;
     const T* meta_scales =
         reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock + consumer * kMetaBytesPerConsumer);
-    detail::dequantize_block<T, kBits>(st + kAct + consumer * kBlock, meta_scales,
-                                       meta_scales + kMetaBytesPerConsumer / 4, run_offset, row,
-                                       p.group_shift, has_zero, frag);
+    const uint8_t* weights = st + kAct + consumer * kBlock;
+    const T* meta_folds = meta_scales + kMetaBytesPerConsumer / 4;
+    if (p.group_shift >= 6) {
+      detail::dequantize_block<T, kBits, kZeroPoints, true>(weights, meta_scales, meta_folds,
+                                                            run_offset, row, p.group_shift, frag);
+    } else {
+      detail::dequantize_block<T, kBits, kZeroPoints, false>(weights, meta_scales, meta_folds,
+                                                             run_offset, row, p.group_shift, frag);
+    }
     const uint64_t desc = gpu::smem_descriptor_k_major_sw128(base + stage * kStage);
     gpu::wgmma_fence();
 #pragma unroll
