@@ -145,11 +145,12 @@ constexpr int kMinBlocksPerSplit = 4;
 constexpr int kMaxSplits = 8;
 constexpr double kPartialsBytesPerNs = 3000.0;
 
-// Step times (ns per k-block of one CTA) by token width; docs/perf/prefill.md. 128 and 256 tokens
-// run one CTA per SM; 16-64 run two, each stepping at about 1.1x the one-CTA time measured in v7
-// (a prediction until measured).
+// Step times (ns per k-block of one CTA) by token width, H200, on the shapes large enough that
+// launch and tail costs vanish (docs/perf/prefill.md, v7-v9). 128 and 256 tokens run one CTA per
+// SM; 16-64 run two, each CTA stepping at 570-660 ns (so an SM retires a k-block about every
+// 300 ns).
 SF_HOST_DEVICE constexpr double step_ns(int tokens) {
-  return tokens <= 16 ? 480.0 : tokens <= 32 ? 500.0 : tokens <= 64 ? 570.0
+  return tokens <= 16 ? 580.0 : tokens <= 32 ? 600.0 : tokens <= 64 ? 650.0
        : tokens <= 128 ? 500.0 : 720.0;
 }
 
