@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "api/dispatch_rules.h"
 #include "api/environment.h"
 #include "common/cuda_check.h"
 #include "decode/launch.h"
@@ -18,9 +19,9 @@ namespace sailfish {
 namespace {
 
 // Auto dispatch, from the H200 measurements in docs/perf/ (int4 g128 bf16, Llama-3 shapes):
-//   M <  prefill_min_m (33)       decode: at M = 32 (warp-split kernel) it beat prefill on 7 of
-//                                 8 shapes, at M = 33 (strip kernel) lost on 6 of 8, at 40-56
-//                                 on 7-8 of 8 (docs/perf/decode.md);
+//   M <  prefill_min_m            decode; the default depends on the shape class
+//                                 (api/dispatch_rules.h: 17, 33 for weights of 2^27 elements and
+//                                 more, 16 for int8);
 //   M <= prefill_max_m (2048)     prefill: faster than dense on 8 of 8 shapes at M = 128-512, 7
 //                                 of 8 at 1024 and at 2048;
 //   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by
@@ -29,7 +30,6 @@ namespace {
 // dense_min_m (65: at M = 64 it beat dense on 6 of 8 shapes, at 128 lost on all 8,
 // docs/perf/dense.md) and dense the rest. dense_min_m also caps decode when prefill can run.
 constexpr int64_t kDefaultDenseMinM = 65;
-constexpr int64_t kDefaultPrefillMinM = 33;
 constexpr int64_t kDefaultPrefillMaxM = 2048;
 
 using ::sailfish::detail::align_up;
@@ -141,7 +141,9 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
       p.reason = "forced";
       break;
     case Tier::kAuto: {
-      const int64_t prefill_min_m = resolved.prefill_min_m.value_or(kDefaultPrefillMinM);
+      const PackedGeometry& g = problem.geometry;
+      const int64_t prefill_min_m =
+          resolved.prefill_min_m.value_or(api::default_prefill_min_m(g.bits, g.n, g.k));
       const int64_t prefill_max_m = resolved.prefill_max_m.value_or(kDefaultPrefillMaxM);
       const Status prefill = prefill::prefill_available(device);
       const std::string unavailable =

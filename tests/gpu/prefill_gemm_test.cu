@@ -253,8 +253,9 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   }
 }
 
-// The auto tier's lower edge: decode up to M = 32, prefill from prefill_min_m (33) on this GPU;
-// the option moves the edge, and dense_min_m still caps decode.
+// The auto tier's lower edge on this GPU (api/dispatch_rules.h): int4 weights below 2^27
+// elements go to prefill from M = 17, larger ones from 33, int8 from 16; the option moves the
+// edge, and dense_min_m still caps decode.
 TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 308);
@@ -263,12 +264,29 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   spec.k = 512;
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
-  EXPECT_EQ(testing::checked_tier(c, 32, rng()), Tier::kDecode);
-  EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 16, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 17, rng()), Tier::kPrefill);
   c.options.prefill_min_m = 65;
   EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kDecode);
   c.options.dense_min_m = 16;
   EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kPrefill);
+
+  spec.bits = 8;
+  GemmCase c8;
+  c8.weight = testing::random_weight(rng, spec);
+  EXPECT_EQ(testing::checked_tier(c8, 15, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c8, 16, rng()), Tier::kPrefill);
+
+  // A large int4 weight (2^27 elements: plan only, no data) stays on decode through M = 32.
+  Problem problem;
+  ASSERT_TRUE(PackedGeometry::make(16384, 8192, 4, 128, &problem.geometry).ok());
+  Plan plan;
+  problem.m = 32;
+  ASSERT_TRUE(sailfish::plan(problem, -1, Options(), &plan).ok());
+  EXPECT_EQ(plan.tier, Tier::kDecode) << plan.reason;
+  problem.m = 33;
+  ASSERT_TRUE(sailfish::plan(problem, -1, Options(), &plan).ok());
+  EXPECT_EQ(plan.tier, Tier::kPrefill) << plan.reason;
 }
 
 // The auto tier: prefill from prefill_min_m to prefill_max_m on this GPU, dense above.

@@ -1,0 +1,28 @@
+// The auto tier's decode/prefill crossover by shape class, measured on the H200 (int4 and int8,
+// group 128, bf16, Llama-3 shapes; docs/perf/decode.md, "Crossover v2"). Host only and free of
+// device state, so the CPU tests pin it.
+#pragma once
+
+#include <cstdint>
+
+namespace sailfish::api {
+
+// Weights with at least this many elements (K x N) count as large.
+constexpr int64_t kLargeWeightElements = int64_t(1) << 27;
+
+// The smallest M the auto tier sends to the prefill tier (where it can run) when the
+// prefill_min_m option is unset:
+//   int4, K x N < 2^27   17: at M = 17-28 the prefill tier's 32-token tiles beat the decode tier
+//                           on all six such Llama-3 shapes (1.02-1.77x); at M = 16 decode won
+//                           on three of them and lost on three by at most 8%;
+//   int4, K x N >= 2^27  33: on 70b.down (2.3e8) and 70b.gate_up (4.7e8) decode won at M = 17-24
+//                           (by 8-25%) and on gate_up at 28 and 32 (9%, 7%);
+//   int8                 16: the int8 decode tier has no offset form beyond one token tile, and
+//                           the prefill tier won on seven of eight shapes at M = 16 (the eighth,
+//                           70b.gate_up, within 1%) and on all eight at 32 (1.5-2.2x).
+constexpr int64_t default_prefill_min_m(int bits, int64_t n, int64_t k) {
+  if (bits == 8) return 16;
+  return n * k >= kLargeWeightElements ? 33 : 17;
+}
+
+}  // namespace sailfish::api
