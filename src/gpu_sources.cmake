@@ -2,6 +2,7 @@
 # and .cpp file of the GPU folders, one folder per role.
 file(GLOB SAILFISH_GPU_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/api/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/api/*.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/common/*.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/dense/*.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decode/*.cu

@@ -3,6 +3,7 @@
 
 #include "common/cuda_check.h"
 #include "common/launch.cuh"
+#include "common/shared_memory_limit.h"
 
 #include <type_traits>
 #include "decode/kernel_instances.h"
@@ -36,8 +37,9 @@ Status prepare(int shared) {
                           "allows ", kMaxShared);
   }
   if constexpr (kMaxShared > 48 * 1024) {
-    SF_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxShared));
+    SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
+        reinterpret_cast<const void*>(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>()),
+        kMaxShared));
   }
   return Status();
 }

@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.h"
 #include "common/launch.cuh"
+#include "common/shared_memory_limit.h"
 #include "prefill/kernel_instances.h"
 
 namespace sailfish::prefill {
@@ -30,12 +31,18 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
                           int grid, bool pdl, cudaStream_t stream) {
   return detail::dispatch_tokens(tokens, [&](auto width) {
     constexpr int kTokens = decltype(width)::value;
+    constexpr int kMaxShared = shared_bytes(kBits, kTokens, max_stages(kBits, kTokens));
     const int shared = shared_bytes(kBits, kTokens, params.stages);
+    if (params.stages < kMinStages || shared > kMaxShared) {
+      return internal_error("prefill kernel: ", params.stages, " stages of ", kTokens,
+                            " tokens asked; the instance allows ", kMinStages, "..",
+                            max_stages(kBits, kTokens));
+    }
     auto* kernel = params.zero_fold != nullptr ? prefill_kernel<T, kBits, kTokens, true>
                                                : prefill_kernel<T, kBits, kTokens, false>;
-    // Per call: cheap, and keeps the launcher free of per-device state.
-    SF_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    // Raised to the deepest pipeline the instance allows, once per device.
+    SF_RETURN_IF_ERROR(
+        gpu::raise_shared_memory_limit(reinterpret_cast<const void*>(kernel), kMaxShared));
     return gpu::launch(kernel, dim3(grid), dim3(cta_threads(kTokens)), shared, stream, pdl,
                        "prefill kernel launch", act_map, params);
   });
