@@ -34,20 +34,10 @@ TEST_P(DecodeFormats, MatchesReference) {
   const int64_t shapes[][2] = {{200, 1000}, {128, 2048}};
   for (const auto& shape : shapes) {
     for (int64_t m : {int64_t(1), int64_t(13), int64_t(40)}) {
-      RandomWeightSpec spec;
-      spec.n = shape[0];
-      spec.k = shape[1];
-      spec.bits = f.bits;
-      spec.group_size = group_size;
-      spec.zero_kind = f.zero;
-      spec.act_order = act_order;
-      spec.scale_dtype = dtype;
-      GemmCase c;
-      c.weight = testing::random_weight(rng, spec);
-      c.dtype = dtype;
-      c.m = m;
-      c.bias = m != 13;
-      c.options = decode_options(m == 40);
+      const RandomWeightSpec spec =
+          testing::format_spec(f, shape[0], shape[1], group_size, act_order, dtype);
+      const GemmCase c = testing::gemm_case(testing::random_weight(rng, spec), dtype, m, m != 13,
+                                            decode_options(m == 40));
       const auto r = testing::run_and_check(c, rng());
       EXPECT_TRUE(r.ok) << f.name << ": " << r.message;
       EXPECT_EQ(r.tier, Tier::kDecode);
@@ -135,27 +125,10 @@ TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {
   EXPECT_TRUE(r.bitwise_stable) << "deterministic mode changed bits between runs";
 }
 
-// Router GEMVs and sharded layers: tiny N, K not a multiple of 64, N not a multiple of 64.
+// Router GEMVs and sharded layers (testing::kOddShapes) at one token.
 TEST(DecodeOddShapes, RoutersAndShards) {
   SF_SKIP_WITHOUT_GPU();
-  std::mt19937_64 rng(testing::test_seed() + 204);
-  const int64_t shapes[][2] = {{32, 2880}, {8, 4096}, {10944, 512}, {96, 7392}, {129, 8256}};
-  for (const auto& shape : shapes) {
-    for (int bits : {4, 8}) {
-      RandomWeightSpec spec;
-      spec.n = shape[0];
-      spec.k = shape[1];
-      spec.bits = bits;
-      spec.group_size = 32;
-      GemmCase c;
-      c.weight = testing::random_weight(rng, spec);
-      c.m = 1;
-      c.bias = true;
-      c.options = decode_options();
-      const auto r = testing::run_and_check(c, rng());
-      EXPECT_TRUE(r.ok) << r.message;
-    }
-  }
+  testing::check_odd_shapes(testing::test_seed() + 204, 1, decode_options());
 }
 
 // The auto tier sends small M to decode and large M to prefill (dense where prefill cannot run).

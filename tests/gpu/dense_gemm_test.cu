@@ -32,20 +32,10 @@ TEST_P(DenseFormats, MatchesReference) {
   const int64_t shapes[][2] = {{200, 520}, {128, 512}};
   for (const auto& shape : shapes) {
     for (int64_t m : {int64_t(5), int64_t(33)}) {
-      RandomWeightSpec spec;
-      spec.n = shape[0];
-      spec.k = shape[1];
-      spec.bits = f.bits;
-      spec.group_size = group_size;
-      spec.zero_kind = f.zero;
-      spec.act_order = act_order;
-      spec.scale_dtype = dtype;
-      GemmCase c;
-      c.weight = testing::random_weight(rng, spec);
-      c.dtype = dtype;
-      c.m = m;
-      c.bias = (m % 2) == 1;
-      c.options = dense_options();
+      const RandomWeightSpec spec =
+          testing::format_spec(f, shape[0], shape[1], group_size, act_order, dtype);
+      const GemmCase c = testing::gemm_case(testing::random_weight(rng, spec), dtype, m,
+                                            (m % 2) == 1, dense_options());
       const auto r = testing::run_and_check(c, rng());
       EXPECT_TRUE(r.ok) << f.name << ": " << r.message;
     }
@@ -76,13 +66,8 @@ TEST_P(DenseMSweep, EveryM) {
   for (int64_t m = 1; m <= 17; ++m) ms.push_back(m);
   for (int64_t m : {31, 32, 33, 64, 127, 128, 129, 1024, 4097}) ms.push_back(m);
   for (int64_t m : ms) {
-    GemmCase c;
-    c.weight = w;
-    c.dtype = dtype;
-    c.m = m;
-    c.bias = true;
-    c.options = dense_options();
-    const auto r = testing::run_and_check(c, rng());
+    const auto r = testing::run_and_check(testing::gemm_case(w, dtype, m, true, dense_options()),
+                                          rng());
     EXPECT_TRUE(r.ok) << r.message;
   }
 }

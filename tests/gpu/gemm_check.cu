@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_helpers.h"
@@ -175,6 +176,46 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   }
   r.message = msg.str();
   return r;
+}
+
+RandomWeightSpec format_spec(const WeightFormat& f, int64_t n, int64_t k, int group_size,
+                             bool act_order, DType dtype) {
+  RandomWeightSpec spec;
+  spec.n = n;
+  spec.k = k;
+  spec.bits = f.bits;
+  spec.group_size = group_size;
+  spec.zero_kind = f.zero;
+  spec.act_order = act_order;
+  spec.scale_dtype = dtype;
+  return spec;
+}
+
+GemmCase gemm_case(QuantizedWeight w, DType dtype, int64_t m, bool bias, const Options& options) {
+  GemmCase c;
+  c.weight = std::move(w);
+  c.dtype = dtype;
+  c.m = m;
+  c.bias = bias;
+  c.options = options;
+  return c;
+}
+
+void check_odd_shapes(uint64_t seed, int64_t m, const Options& options) {
+  std::mt19937_64 rng(seed);
+  for (const auto& shape : kOddShapes) {
+    for (int bits : {4, 8}) {
+      RandomWeightSpec spec;
+      spec.n = shape[0];
+      spec.k = shape[1];
+      spec.bits = bits;
+      spec.group_size = 32;
+      const GemmCase c = gemm_case(random_weight(rng, spec), DType::kBF16, m, true, options);
+      const auto r = run_and_check(c, rng());
+      EXPECT_TRUE(r.ok) << "n " << shape[0] << ", k " << shape[1] << ", int" << bits << ": "
+                        << r.message;
+    }
+  }
 }
 
 Tier checked_tier(GemmCase c, int64_t m, uint64_t seed) {

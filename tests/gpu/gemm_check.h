@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sailfish/sailfish.h"
+#include "test_helpers.h"
 
 namespace sailfish::testing {
 
@@ -51,6 +52,22 @@ struct GemmCheckResult {
   int splits = 1;              // split-K depth the plan chose
   int tokens = 0;              // prefill tier: the token width (wgmma N) the plan chose
 };
+
+// The weight spec of format f at n x k.
+RandomWeightSpec format_spec(const WeightFormat& f, int64_t n, int64_t k, int group_size,
+                             bool act_order, DType dtype);
+
+// A case: weight w at M = m, activations (and scales) of dtype, with or without a bias.
+GemmCase gemm_case(QuantizedWeight w, DType dtype, int64_t m, bool bias, const Options& options);
+
+// Router GEMVs and sharded layers every tier must serve: tiny N, and K and N that are not
+// multiples of 64, as {n, k}.
+inline constexpr int64_t kOddShapes[][2] = {
+    {8, 4096}, {32, 2880}, {10944, 512}, {96, 7392}, {129, 8256}};
+
+// Every odd shape at both bit widths (group 32, bf16, bias) at M = m under options, checked;
+// a failed check is a test failure naming the shape.
+void check_odd_shapes(uint64_t seed, int64_t m, const Options& options);
 
 // Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws
 // activations and bias.

@@ -55,20 +55,10 @@ TEST_P(PrefillFormats, MatchesReference) {
   const int64_t shapes[][2] = {{200, 1000}, {384, 2048}};
   for (const auto& shape : shapes) {
     for (int64_t m : {int64_t(77), int64_t(300)}) {
-      RandomWeightSpec spec;
-      spec.n = shape[0];
-      spec.k = shape[1];
-      spec.bits = f.bits;
-      spec.group_size = group_size;
-      spec.zero_kind = f.zero;
-      spec.act_order = act_order;
-      spec.scale_dtype = dtype;
-      GemmCase c;
-      c.weight = testing::random_weight(rng, spec);
-      c.dtype = dtype;
-      c.m = m;
-      c.bias = m != 77 || shape[0] == 384;
-      c.options = prefill_options();
+      const RandomWeightSpec spec =
+          testing::format_spec(f, shape[0], shape[1], group_size, act_order, dtype);
+      const GemmCase c = testing::gemm_case(testing::random_weight(rng, spec), dtype, m,
+                                            m != 77 || shape[0] == 384, prefill_options());
       const auto r = testing::run_and_check(c, rng());
       EXPECT_TRUE(r.ok) << f.name << ": " << r.message;
       EXPECT_EQ(r.tier, Tier::kPrefill);
@@ -99,12 +89,7 @@ TEST_P(PrefillMSweep, EveryM) {
   spec.scale_dtype = dtype;
   const QuantizedWeight w = testing::random_weight(rng, spec);
   for (int64_t m : {1, 17, 64, 65, 127, 128, 129, 255, 256, 257, 511, 700}) {
-    GemmCase c;
-    c.weight = w;
-    c.dtype = dtype;
-    c.m = m;
-    c.bias = true;
-    c.options = prefill_options();
+    const GemmCase c = testing::gemm_case(w, dtype, m, true, prefill_options());
     const auto r = testing::run_and_check(c, rng());
     EXPECT_TRUE(r.ok) << r.message;
   }
@@ -133,15 +118,10 @@ TEST_P(PrefillTokenWidths, MatchesReference) {
   for (int64_t m : {int64_t(1), int64_t(tokens - 1), int64_t(tokens), int64_t(2 * tokens + 3)}) {
     if (m < 1) continue;
     for (int64_t splits : {1, 3}) {
-      GemmCase c;
-      c.weight = w;
-      c.dtype = dtype;
-      c.m = m;
-      c.bias = true;
-      c.options = prefill_options();
-      c.options.prefill_tokens = tokens;
-      c.options.prefill_splits = splits;
-      const auto r = testing::run_and_check(c, rng());
+      Options o = prefill_options();
+      o.prefill_tokens = tokens;
+      o.prefill_splits = splits;
+      const auto r = testing::run_and_check(testing::gemm_case(w, dtype, m, true, o), rng());
       EXPECT_TRUE(r.ok) << "tokens " << tokens << ", m " << m << ": " << r.message;
       EXPECT_EQ(r.tokens, tokens);
       EXPECT_EQ(r.splits, splits);
@@ -208,27 +188,12 @@ TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
   EXPECT_TRUE(r.bitwise_stable);
 }
 
-// Router-like and sharded shapes at prefill sizes.
+// Router GEMVs and sharded layers (testing::kOddShapes) at prefill sizes, and at 24 tokens (the
+// 32-token tiles, two CTAs per SM).
 TEST(PrefillOddShapes, RoutersAndShards) {
   SF_SKIP_WITHOUT_PREFILL();
-  std::mt19937_64 rng(testing::test_seed() + 305);
-  const int64_t shapes[][2] = {{8, 4096}, {32, 2880}, {10944, 512}, {96, 7392}, {129, 8256}};
-  for (const auto& shape : shapes) {
-    for (int bits : {4, 8}) {
-      RandomWeightSpec spec;
-      spec.n = shape[0];
-      spec.k = shape[1];
-      spec.bits = bits;
-      spec.group_size = 32;
-      GemmCase c;
-      c.weight = testing::random_weight(rng, spec);
-      c.m = 160;
-      c.bias = true;
-      c.options = prefill_options();
-      const auto r = testing::run_and_check(c, rng());
-      EXPECT_TRUE(r.ok) << r.message;
-    }
-  }
+  testing::check_odd_shapes(testing::test_seed() + 305, 160, prefill_options());
+  testing::check_odd_shapes(testing::test_seed() + 310, 24, prefill_options());
 }
 
 // Programmatic dependent launch on and off: prep -> main -> reduce chained, same result.
