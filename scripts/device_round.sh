@@ -69,15 +69,16 @@ for stage in "$@"; do
         note "ncu $shape M=$m: rc=$?"
       done ;;
     prefill-sass)
-      # Per-instruction stall samples (SASS) of one prefill launch, as CSV, and the stall summary.
-      for case in ${PREFILL_SASS_CASES:-"l3-8b.qkv 128" "l3-8b.o 4096"}; do
-        set -- $case
+      # Per-instruction stall samples (SASS) of prefill launches (PREFILL_SASS_CASES: shape:M items),
+      # as CSV, and the stall summary.
+      for case in ${PREFILL_SASS_CASES:-l3-8b.qkv:128 l3-8b.o:4096}; do
+        shape=${case%%:*} m=${case##*:}
         timeout 240 ncu --kernel-name regex:prefill_kernel --launch-count 1 \
           --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-          "$build/bench/sailfish_bench" --shapes "$1" -m "$2" --tiers prefill --no-cublas \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill --no-cublas \
           --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
-          > "$out/sass_$1_$2.csv" 2>&1
-        note "ncu sass $1 M=$2: rc=$?"
+          > "$out/sass_${shape}_$m.csv" 2>&1
+        note "ncu sass $shape M=$m: rc=$?"
       done ;;
     decode-profile)
       # Nsight Compute on decode launches (DECODE_PROFILE_CASES: shape:M items): speed of light,

@@ -12,14 +12,14 @@ constexpr int64_t kLargeWeightElements = int64_t(1) << 27;
 
 // The smallest M the auto tier sends to the prefill tier (where it can run) when the
 // prefill_min_m option is unset:
-//   int4, K x N < 2^27   17: at M = 17-28 the prefill tier's 32-token tiles beat the decode tier
-//                           on all six such Llama-3 shapes (1.02-1.77x); at M = 16 decode won
-//                           on three of them and lost on three by at most 8%;
+//   int4, K x N < 2^27   17: at M = 17-32 the prefill tier's 32-token tiles beat the decode tier
+//                           on all six such Llama-3 shapes (1.02-1.96x); at M = 16 prefill won
+//                           on three of them (by 6-10%) and lost on three (by 8-18%);
 //   int4, K x N >= 2^27  33: on 70b.down (2.3e8) and 70b.gate_up (4.7e8) decode won at M = 17-24
-//                           (by 8-25%) and on gate_up at 28 and 32 (9%, 7%);
+//                           (by 6-33%) and on gate_up at 28 and 32 (by 10% and 8%);
 //   int8                 16: the int8 decode tier has no offset form beyond one token tile, and
 //                           the prefill tier won on seven of eight shapes at M = 16 (the eighth,
-//                           70b.gate_up, within 1%) and on all eight at 32 (1.5-2.2x).
+//                           70b.gate_up, within 1.4%) and on all eight at 32 (1.5-2.2x).
 constexpr int64_t default_prefill_min_m(int bits, int64_t n, int64_t k) {
   if (bits == 8) return 16;
   return n * k >= kLargeWeightElements ? 33 : 17;
