@@ -93,7 +93,8 @@ struct Options {
   std::optional<bool> decode_warp_split;             // SAILFISH_DECODE_WARP_SPLIT=0|1 (default 1)
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
-  std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default 33)
+  std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by shape
+                                                     // class: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
   std::optional<int64_t> prefill_splits;             // SAILFISH_PREFILL_SPLITS (default: auto)
   std::optional<int64_t> prefill_stages;             // SAILFISH_PREFILL_STAGES (default: auto)
