@@ -34,9 +34,9 @@ TEST(DispatchRules, Int4LargeWeightsStayOnDecodeThrough32) {
   EXPECT_EQ(default_prefill_min_m(4, kLargeWeightElements - 1, 1), 17);
 }
 
-TEST(DispatchRules, Int8GoesToPrefillFrom16) {
-  for (const Shape& s : kSmall) EXPECT_EQ(default_prefill_min_m(8, s.n, s.k), 16) << s.name;
-  for (const Shape& s : kLarge) EXPECT_EQ(default_prefill_min_m(8, s.n, s.k), 16) << s.name;
+TEST(DispatchRules, Int8GoesToPrefillFrom12) {
+  for (const Shape& s : kSmall) EXPECT_EQ(default_prefill_min_m(8, s.n, s.k), 12) << s.name;
+  for (const Shape& s : kLarge) EXPECT_EQ(default_prefill_min_m(8, s.n, s.k), 12) << s.name;
 }
 
 }  // namespace

@@ -219,7 +219,7 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
 }
 
 // The auto tier's lower edge on this GPU (api/dispatch_rules.h): int4 weights below 2^27
-// elements go to prefill from M = 17, larger ones from 33, int8 from 16; the option moves the
+// elements go to prefill from M = 17, larger ones from 33, int8 from 12; the option moves the
 // edge, and dense_min_m still caps decode.
 TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   SF_SKIP_WITHOUT_PREFILL();
@@ -239,8 +239,8 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   spec.bits = 8;
   GemmCase c8;
   c8.weight = testing::random_weight(rng, spec);
-  EXPECT_EQ(testing::checked_tier(c8, 15, rng()), Tier::kDecode);
-  EXPECT_EQ(testing::checked_tier(c8, 16, rng()), Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c8, 11, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c8, 12, rng()), Tier::kPrefill);
 
   // A large int4 weight (2^27 elements: plan only, no data) stays on decode through M = 32.
   Problem problem;
