@@ -3,6 +3,8 @@
 # network (copy the tree there with .deps/ carried, then configure with -DSAILFISH_DEPS_DIR=.deps).
 # Every dependency comes from a package registry at a pinned version:
 #   PyPI:   nvidia-cutlass (CUTLASS/CuTe headers), onnxruntime + onnx + numpy (test oracle),
+#           nvidia-cuda-cuobjdump + nvidia-cuda-nvdisasm (the SASS checks; the CUDA toolkit here
+#           ships without them),
 #           matplotlib (bench plots, optional)
 #   Debian: googletest (sources), nlohmann-json3-dev (JSON), libcli11-dev (command line parsing)
 # Idempotent: a stage that is already complete is skipped (stamp files).
@@ -19,6 +21,7 @@ CLI11_DEB_VERSION=2.1.2+ds-1
 ONNXRUNTIME_VERSION=1.23.2
 ONNX_VERSION=1.19.1
 NUMPY_VERSION=2.2.6
+CUOBJDUMP_VERSION=13.5.37
 
 log() { printf '[stage_deps] %s\n' "$*"; }
 
@@ -61,15 +64,18 @@ stage_deb() {  # name version dest-subdir
   touch "$stamp"
 }
 
-# Python packages for the ORT oracle test and the plotting script, in a venv of their own.
+# Python packages for the ORT oracle test, the SASS checks and the plotting script, in a venv of
+# their own.
 stage_python() {
-  local stamp="$deps/venv/.stamp-$ONNXRUNTIME_VERSION-$ONNX_VERSION-$NUMPY_VERSION"
+  local stamp="$deps/venv/.stamp-$ONNXRUNTIME_VERSION-$ONNX_VERSION-$NUMPY_VERSION-$CUOBJDUMP_VERSION"
   [ -f "$stamp" ] && return 0
-  log "Python venv: onnxruntime $ONNXRUNTIME_VERSION, onnx $ONNX_VERSION, numpy $NUMPY_VERSION"
+  log "Python venv: onnxruntime $ONNXRUNTIME_VERSION, onnx $ONNX_VERSION, numpy $NUMPY_VERSION," \
+    "nvidia-cuda-cuobjdump and nvdisasm $CUOBJDUMP_VERSION"
   rm -rf "$deps/venv"
   python3 -m venv "$deps/venv"
   "$deps/venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "onnxruntime==$ONNXRUNTIME_VERSION" "onnx==$ONNX_VERSION" "numpy==$NUMPY_VERSION"
+    "onnxruntime==$ONNXRUNTIME_VERSION" "onnx==$ONNX_VERSION" "numpy==$NUMPY_VERSION" \
+    "nvidia-cuda-cuobjdump==$CUOBJDUMP_VERSION" "nvidia-cuda-nvdisasm==$CUOBJDUMP_VERSION"
   touch "$stamp"
 }
 

@@ -41,9 +41,10 @@ constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 // wgmma fragment sets the consumers rotate (prefill_kernel.cuh): 3 keep two blocks' groups in
 // flight while the next block is dequantized. Two CTAs per SM keep 2 (one group in flight): with
-// 3 sets in a 112-register budget ptxas silently serialized every wgmma (a
-// WARPGROUP.DEPBAR.LE gsb0, 0x0 after each HGMMA in the SASS), with 2 it pipelines them and uses
-// 80-96 registers. Check the SASS for that pattern after changing the consumer loop.
+// 3 sets in a 112-register budget ptxas serialized the 64-token kernels' wgmma (only an info line,
+// C7512 "insufficient register resources"; a WARPGROUP.DEPBAR.LE gsb0, 0x0 after each HGMMA in
+// the SASS), with 2 it pipelines them in 80-96 registers. tests/sass/check_wgmma_pipelined.py
+// fails the build's tests if any prefill kernel serializes.
 SF_HOST_DEVICE constexpr int fragment_sets(int tokens) { return ctas_per_sm(tokens) == 1 ? 3 : 2; }
 // Shared memory a CTA may use: an SM has 228 KB, of which each CTA's runtime reserve takes 1 KB,
 // and one CTA may have 227 KB.
