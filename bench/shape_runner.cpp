@@ -149,7 +149,8 @@ std::string launch_summary(const Plan& p) {
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,
                   f.splits, f.stages, f.grid);
   } else {
-    std::snprintf(text, sizeof(text), "chunk_rows=%lld", static_cast<long long>(p.dense_chunk_rows));
+    std::snprintf(text, sizeof(text), "chunk_rows=%lld",
+                  static_cast<long long>(p.dense_chunk_rows));
   }
   return text;
 }

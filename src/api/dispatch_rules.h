@@ -1,6 +1,6 @@
 // The auto tier's decode/prefill crossover by shape class, measured on the H200 (int4 and int8,
-// group 128, bf16, Llama-3 shapes, M = 4-64; docs/perf/decode.md, "Crossover v2"). Host only and free of
-// device state, so the CPU tests pin it.
+// group 128, bf16, Llama-3 shapes, M = 4-64; docs/perf/decode.md, "Crossover v2"). Host only and
+// free of device state, so the CPU tests pin it.
 #pragma once
 
 #include <cstdint>

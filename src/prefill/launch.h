@@ -15,8 +15,8 @@ Status prefill_available(int device);
 
 // Fills plan->prefill and plan->workspace_bytes (plan->problem, device and sm_count must be set).
 // Host only. forced_tokens / forced_splits / forced_stages replace the heuristics (the width must
-// be a power of two in config.h's kMinTokens .. kMaxTokens; splits are clamped to the k-blocks; a depth that does not fit
-// in shared memory is an error).
+// be a power of two in config.h's kMinTokens .. kMaxTokens; splits are clamped to the k-blocks; a
+// depth that does not fit in shared memory is an error).
 Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t> forced_splits,
                     std::optional<int64_t> forced_stages, Plan* plan);
 

@@ -320,8 +320,9 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   float acc[kTokens / 2];
   // Fragment sets: up to kSets - 1 blocks' wgmma groups stay in flight while the next set is being
   // written (a set may be rewritten only once its group has completed). Three with one CTA per
-  // SM; two with two CTAs per SM, whose 80-register budget has no room for a third set and whose
-  // narrow wgmmas finish quickly (config.h: fragment_sets).
+  // SM; two with two CTAs per SM, whose 112-register budget made ptxas serialize the 64-token
+  // kernels' wgmma with a third set, and whose narrow wgmmas finish quickly (config.h:
+  // fragment_sets).
   constexpr int kSets = fragment_sets(kTokens);
   uint32_t frag_a[4][4], frag_b[4][4], frag_c[kSets == 3 ? 4 : 1][4];
   int stage = 0;
@@ -334,8 +335,8 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   auto step = [&](uint32_t(&frag)[4][4]) {
     gpu::mbarrier_wait(full_bar(stage), phase);
     const uint8_t* st = smem + stage * kStage;
-    const T* meta_scales =
-        reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock + consumer * kMetaBytesPerConsumer);
+    const T* meta_scales = reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock +
+                                                      consumer * kMetaBytesPerConsumer);
     const uint8_t* weights = st + kAct + consumer * kBlock;
     const T* meta_folds = meta_scales + kMetaBytesPerConsumer / 4;
     if (p.group_shift >= 6) {
