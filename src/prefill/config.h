@@ -26,10 +26,9 @@ constexpr int kConsumers = 2;
 // shared load, dequantize, wgmma); with 16-64-token tiles that chain, not the tensor cores, sets
 // the step time (measured: 430-570 ns per k-block at 16-64 tokens against 520-720 at 128, issue
 // slots 34% busy: docs/perf/prefill.md, v7), so narrow tiles run two CTAs per SM to give each
-// scheduler four consumer warps instead of two, and 16-token tiles three (six warps; their
-// 72-register budget still pipelines the wgmma, v10). Wide tiles need the registers and shared
-// memory of a whole SM.
-SF_HOST_DEVICE constexpr int ctas_per_sm(int tokens) { return tokens <= 16 ? 3 : tokens <= 64 ? 2 : 1; }
+// scheduler four consumer warps instead of two. Wide tiles need the registers and shared memory
+// of a whole SM.
+SF_HOST_DEVICE constexpr int ctas_per_sm(int tokens) { return tokens <= 64 ? 2 : 1; }
 // Threads per CTA. One CTA per SM: warpgroup 0 produces (warp 0; warps 1-3 exit) and hands its
 // registers to consumer warpgroups 1-2 with setmaxnreg (40 + 2 x 232 = 504 per thread-triple:
 // 64K registers / 128 threads per warpgroup). Two CTAs per SM: consumer warpgroups 0-1 and one
@@ -48,9 +47,9 @@ constexpr int kConsumerRegisters = 232;
 // fails the build's tests if any prefill kernel serializes.
 SF_HOST_DEVICE constexpr int fragment_sets(int tokens) { return ctas_per_sm(tokens) == 1 ? 3 : 2; }
 // Shared memory a CTA may use: an SM has 228 KB, of which each CTA's runtime reserve takes 1 KB,
-// and one CTA may have 227 KB; CTAs that share an SM split it evenly.
+// and one CTA may have 227 KB.
 SF_HOST_DEVICE constexpr int cta_shared_budget(int tokens) {
-  return ctas_per_sm(tokens) == 1 ? 227 * 1024 : (228 / ctas_per_sm(tokens) - 1) * 1024;
+  return ctas_per_sm(tokens) == 1 ? 227 * 1024 : (228 / 2 - 1) * 1024;
 }
 
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
@@ -149,10 +148,10 @@ constexpr double kPartialsBytesPerNs = 3000.0;
 
 // Step times (ns per k-block of one CTA) by token width, H200, on the shapes large enough that
 // launch and tail costs vanish (docs/perf/prefill.md, v7-v9). 128 and 256 tokens run one CTA per
-// SM; 32-64 run two, each CTA stepping at 570-660 ns (so an SM retires a k-block about every
-// 300 ns); 16 runs three (725: a prediction, 1.2x the two-CTA throughput).
+// SM; 16-64 run two, each CTA stepping at 570-660 ns (so an SM retires a k-block about every
+// 300 ns).
 SF_HOST_DEVICE constexpr double step_ns(int tokens) {
-  return tokens <= 16 ? 725.0 : tokens <= 32 ? 600.0 : tokens <= 64 ? 650.0
+  return tokens <= 16 ? 580.0 : tokens <= 32 ? 600.0 : tokens <= 64 ? 650.0
        : tokens <= 128 ? 500.0 : 720.0;
 }
 

@@ -126,15 +126,11 @@ TEST(PrefillConfig, StagesFitAndStayAligned) {
   }
 }
 
-// Several CTAs per SM only where the accumulators fit the smaller register budget (config.h): the
-// narrow tiles, with the compact 288-thread layout and two fragment sets; three for 16 tokens.
+// Two CTAs per SM only where the accumulators fit the smaller register budget (config.h): the
+// narrow tiles, with the compact 288-thread layout and two fragment sets.
 TEST(PrefillConfig, CtasPerSmFollowTheTileWidth) {
   for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
-    if (tokens == 16) {
-      EXPECT_EQ(ctas_per_sm(tokens), 3);
-      EXPECT_EQ(cta_threads(tokens), 288);
-      EXPECT_EQ(fragment_sets(tokens), 2);
-    } else if (tokens <= 64) {
+    if (tokens <= 64) {
       EXPECT_EQ(ctas_per_sm(tokens), 2);
       EXPECT_EQ(cta_threads(tokens), 288);
       EXPECT_EQ(fragment_sets(tokens), 2);
