@@ -144,23 +144,17 @@ TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
   EXPECT_NE(testing::checked_tier(c, 1024, rng()), Tier::kDecode);
 }
 
-}  // namespace
-}  // namespace sailfish
-
-namespace sailfish {
-namespace {
-
 // Programmatic dependent launch on (the default) and off give the same, correct result, also when
 // runs follow each other on one stream (the second run's weight loads overlap the first's tail).
 TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 207);
-  testing::RandomWeightSpec spec;
+  RandomWeightSpec spec;
   spec.n = 192;
   spec.k = 4096;
   spec.act_order = true;  // prep kernel -> main kernel -> reduce kernel, all chained
   for (bool pdl : {true, false}) {
-    testing::GemmCase c;
+    GemmCase c;
     c.weight = testing::random_weight(rng, spec);
     c.m = 5;
     c.bias = true;
@@ -173,12 +167,6 @@ TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   }
 }
 
-}  // namespace
-}  // namespace sailfish
-
-namespace sailfish {
-namespace {
-
 // Both decode kernels for M <= 32 (warps split K, the default; warps split the strip's n16
 // groups) on every width, zero-point kind, and token-tile count they share.
 TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
@@ -186,7 +174,7 @@ TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
   std::mt19937_64 rng(testing::test_seed() + 208);
   for (int bits : {4, 8}) {
     for (ZeroPointKind zero : {ZeroPointKind::kNone, ZeroPointKind::kInteger}) {
-      testing::RandomWeightSpec spec;
+      RandomWeightSpec spec;
       spec.n = 136;
       spec.k = 3008;  // 47 k-blocks: uneven splits and uneven warp ranges
       spec.bits = bits;
@@ -195,7 +183,7 @@ TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
       const QuantizedWeight w = testing::random_weight(rng, spec);
       for (int64_t m : {1, 9, 17, 25, 32}) {
         for (bool warp_split : {true, false}) {
-          testing::GemmCase c;
+          GemmCase c;
           c.weight = w;
           c.m = m;
           c.bias = true;
@@ -209,19 +197,13 @@ TEST(DecodeKernels, WarpSplitAndStripBothMatchReference) {
   }
 }
 
-}  // namespace
-}  // namespace sailfish
-
-namespace sailfish {
-namespace {
-
 // The decode kernels read zero folds whenever the weight's pointer is set, and the warp-split plan
 // sizes its stages by the zero-point kind: a symmetric weight view with a zero_fold pointer is an
 // error at run(), not an out-of-bounds shared-memory write.
 TEST(DecodeRun, ZeroFoldOnASymmetricWeightIsRefused) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 209);
-  testing::RandomWeightSpec spec;
+  RandomWeightSpec spec;
   spec.n = 64;
   spec.k = 256;
   PackedWeight packed;
