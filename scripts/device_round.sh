@@ -11,6 +11,10 @@ summary=$out/summary.txt
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 bench() { "$build/bench/sailfish_bench" "$@"; }
+# Bench arguments for a profiled run: one launch of one row, no baseline, no check.
+one_launch=(--no-cublas --replays 1 --warmup 0 --graph-launches 1 --check-samples 0)
+# Nsight Compute arguments for per-instruction stall samples as CSV.
+sass_samples=(--section SourceCounters --section WarpStateStats --page source --print-source sass --csv)
 
 for stage in "$@"; do
   case "$stage" in
@@ -63,8 +67,8 @@ for stage in "$@"; do
           --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
           --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
           --section LaunchStats --section Occupancy \
-          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill --no-cublas \
-          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill \
+          "${one_launch[@]}" \
           > "$out/ncu_${shape}_$m.log" 2>&1
         note "ncu $shape M=$m: rc=$?"
       done ;;
@@ -74,9 +78,9 @@ for stage in "$@"; do
       for case in ${PREFILL_SASS_CASES:-l3-8b.qkv:128 l3-8b.o:4096}; do
         shape=${case%%:*} m=${case##*:}
         timeout 240 ncu --kernel-name regex:prefill_kernel --launch-count 1 \
-          --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill --no-cublas \
-          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          "${sass_samples[@]}" \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers prefill \
+          "${one_launch[@]}" \
           > "$out/sass_${shape}_$m.csv" 2>&1
         note "ncu sass $shape M=$m: rc=$?"
       done ;;
@@ -90,16 +94,16 @@ for stage in "$@"; do
           --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
           --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
           --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
-          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode --no-cublas \
-          --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+          "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode \
+          "${one_launch[@]}" \
           > "$out/ncu_decode_${shape}_$m.log" 2>&1
         note "ncu decode $shape M=$m: rc=$?"
       done
       first=${cases%% *}; shape=${first%%:*} m=${first##*:}
       timeout 240 ncu --kernel-name regex:decode --launch-count 1 \
-        --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-        "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode --no-cublas \
-        --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
+        "${sass_samples[@]}" \
+        "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode \
+        "${one_launch[@]}" \
         > "$out/sass_decode_${shape}_$m.csv" 2>&1
       note "ncu sass decode $shape M=$m: rc=$?" ;;
     decode-tests)
