@@ -130,6 +130,21 @@ for stage in "$@"; do
           --no-cublas --json "$out/split_s$s.json" > "$out/split_s$s.log" 2>&1
         note "split sweep s=$s: rc=$?"
       done ;;
+    decode-cluster)
+      # The split epilogues at M = 1 and 16 (DECODE_CLUSTER_M): the cluster reduce (default, with
+      # cuBLAS and the floor) against the reduce kernel, int4 then int8; the table goes to the
+      # summary.
+      for bits in 4 8; do
+        timeout 200 "$build/bench/sailfish_bench" --tiers decode -m ${DECODE_CLUSTER_M:-1,16} \
+          --bits $bits --json "$out/cluster_int$bits.json" > "$out/cluster_int$bits.log" 2>&1
+        note "decode cluster int$bits: rc=$?"
+        SAILFISH_DECODE_CLUSTER_REDUCE=0 timeout 200 "$build/bench/sailfish_bench" --tiers decode \
+          -m ${DECODE_CLUSTER_M:-1,16} --bits $bits --no-cublas \
+          --json "$out/reduce_int$bits.json" > "$out/reduce_int$bits.log" 2>&1
+        note "decode reduce kernel int$bits: rc=$?"
+        python3 "$root/scripts/perf/compare_runs.py" cluster="$out/cluster_int$bits.json" \
+          reduce="$out/reduce_int$bits.json" | tee -a "$summary"
+      done ;;
     decode-bench)
       # The decode tier at M = 1, 16, 32, 64 (DECODE_BENCH_M) with the stream-only floor alongside;
       # cuBLAS too unless DECODE_BENCH_ARGS says --no-cublas.

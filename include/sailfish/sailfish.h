@@ -91,6 +91,10 @@ struct Options {
   std::optional<bool> programmatic_dependent_launch;  // SAILFISH_PDL=0|1 (default 1)
   // Decode kernel for M <= 32 per CTA: warps split K (default) or the n16 groups of a strip.
   std::optional<bool> decode_warp_split;             // SAILFISH_DECODE_WARP_SPLIT=0|1 (default 1)
+  // Decode split-K on sm_90: the split CTAs of a strip form a thread-block cluster and add their
+  // partial sums through distributed shared memory (1), or write fp32 partials that a second
+  // kernel reduces (0). Both sum in split order, so the results are bitwise identical.
+  std::optional<bool> decode_cluster_reduce;         // SAILFISH_DECODE_CLUSTER_REDUCE=0|1 (default 1)
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by shape
@@ -125,7 +129,8 @@ struct DecodePlan {
   int token_tiles = 0;            // 8-token mma tiles per CTA (1, 2, 3, 4, 6 or 8)
   int m_groups = 0;               // CTAs along M (each 8 * token_tiles tokens)
   int splits = 0;                 // split-K depth
-  int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + ordered reduce
+  int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + ordered
+                                  // reduce, 3 cluster reduce (src/decode/config.h: Epilogue)
   bool warp_split = false;        // warps split K inside the CTA (M <= 32) instead of N
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue

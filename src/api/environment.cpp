@@ -76,6 +76,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
       options.programmatic_dependent_launch.value_or(flag.value_or(true));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_WARP_SPLIT", &flag));
   r.decode_warp_split = options.decode_warp_split.value_or(flag.value_or(true));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_CLUSTER_REDUCE", &flag));
+  r.decode_cluster_reduce = options.decode_cluster_reduce.value_or(flag.value_or(true));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 

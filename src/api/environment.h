@@ -28,6 +28,7 @@ struct ResolvedOptions {
   std::optional<int64_t> prefill_stages;  // unset: as deep as fits, at most 8
   std::optional<int64_t> prefill_tokens;  // unset: cost model (src/prefill/config.h)
   bool decode_warp_split = true;
+  bool decode_cluster_reduce = true;
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;
   int64_t dense_chunk_threshold_bytes = 0;

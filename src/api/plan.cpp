@@ -170,7 +170,8 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   }
   if (p.tier == Tier::kDecode) {
     SF_RETURN_IF_ERROR(
-        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_split, &p));
+        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_split,
+                            resolved.decode_cluster_reduce, &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,
                                               resolved.prefill_stages, &p));

@@ -126,7 +126,40 @@ SF_HOST_DEVICE constexpr int warp_split_count(int64_t n_blocks, int64_t m_groups
 enum class Epilogue : int {
   kStore = 0,     // one split: Y = acc + bias, plain stores
   kAtomic = 1,    // several splits, opt-in: red.global.add into Y, which prep set to the bias
-  kPartials = 2,  // several splits (default): fp32 partials, summed in split order by a reduce
+  kPartials = 2,  // several splits: fp32 partials, summed in split order by a reduce kernel
+  // Several splits (default where it fits, warp-split kernel, sm_90): the split CTAs of a strip
+  // form one thread-block cluster and add their partial tiles in split order through distributed
+  // shared memory, then store Y + bias. The same sums in the same order as kPartials (bitwise
+  // identical), with no workspace and no second launch.
+  kCluster = 3,
 };
+// The most split CTAs one cluster holds (the portable cluster size); deeper splits use kPartials.
+constexpr int kMaxClusterSplits = 8;
+
+// The cluster epilogue saves the reduce kernel's launch and its partials traffic: 1.5-3.4 us on
+// the H200 (v10a, docs/perf/decode.md), about 9 MB of weight stream at ~4.5 TB/s.
+constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
+
+// The split depth for Epilogue::kCluster, or 0 for none (then kPartials keeps `splits`).
+// Host only. max_clusters(s) is how many clusters of s CTAs can be resident at once (the occupancy
+// query; a cluster must fit in one GPC, so on the H200 it is less than SMs x CTAs per SM / s).
+//   - forced depth: that depth, if a cluster of it can be scheduled at all;
+//   - heuristic depth: `splits` if its clusters_needed (strips x M groups) clusters are all
+//     resident at once (one wave, as split_count intends). Otherwise the deepest shallower depth
+//     s whose clusters are, but only where the loads it leaves out of flight cost less than the
+//     launch it saves: weight_bytes x (splits - s) / s < kClusterSavedStreamBytes. Measured (v10a):
+//     l3-8b.qkv at M = 16, 4 -> 3 splits, 13.4 -> 9.9 us; l3-70b.down at M = 1, 4 -> 3, 35.9 ->
+//     42.4 us.
+template <typename MaxClusters>
+int cluster_split_count(int splits, bool forced, int64_t clusters_needed, int64_t weight_bytes,
+                        MaxClusters&& max_clusters) {
+  if (splits < 2) return 0;
+  if (forced) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
+  for (int s = splits < kMaxClusterSplits ? splits : kMaxClusterSplits; s >= 2; --s) {
+    if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) return 0;
+    if (max_clusters(s) >= clusters_needed) return s;
+  }
+  return 0;
+}
 
 }  // namespace sailfish::decode

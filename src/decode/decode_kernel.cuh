@@ -40,7 +40,8 @@ struct DecodeParams {
   const void* a;           // activations [m][lda] (16-byte aligned rows)
   int64_t lda;
   void* y;                 // [m][n]
-  const void* bias;        // [n] or null (Epilogue::kStore only; the others add it elsewhere)
+  const void* bias;        // [n] or null (Epilogue::kStore and kCluster; the others add it
+                           // elsewhere)
   float* partials;         // Epilogue::kPartials: [splits][n_pad][m_pad]
   int32_t m, n, k;
   int32_t k_blocks, n_pad, m_pad;
@@ -91,7 +92,7 @@ __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int tok
   T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + n0;
   const bool both = n0 + 1 < p.n;
   const bool aligned = both && ((reinterpret_cast<uintptr_t>(out) & 3) == 0);
-  if (p.epilogue == Epilogue::kStore) {
+  if (p.epilogue != Epilogue::kAtomic) {  // kStore, or kCluster's reducing CTA
     if (p.bias != nullptr) {
       const T* bias = static_cast<const T*>(p.bias);
       lo += static_cast<float>(bias[n0]);

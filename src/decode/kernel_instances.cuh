@@ -48,8 +48,43 @@ template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
 Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     cudaStream_t stream) {
   SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero>(shared)));
-  return gpu::launch(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), grid, dim3(kThreads),
-                     shared, stream, pdl, "decode kernel launch", params);
+  const bool clustered = params.epilogue == Epilogue::kCluster;
+  if (clustered && (!kWarpSplit || params.splits < 2 || params.splits > kMaxClusterSplits ||
+                    grid.y != static_cast<unsigned>(params.splits))) {
+    return internal_error("decode: the cluster epilogue needs the warp-split kernel and 2 to ",
+                          kMaxClusterSplits, " splits (got ", params.splits, ")");
+  }
+  const dim3 cluster(1, clustered ? params.splits : 1, 1);
+  return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), grid, cluster,
+                                 dim3(kThreads), shared, stream, pdl, "decode kernel launch",
+                                 params);
+}
+
+// How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
+// 0 when the code that runs was compiled for a target before sm_90 (no cluster epilogue in it).
+template <typename T, int kBits, int kTiles, bool kZero>
+Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero>(shared)));
+  cudaFuncAttributes attributes = {};
+  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel_for<T, kBits, kTiles, true, kZero>()));
+  if (attributes.ptxVersion < 90) {
+    *clusters = 0;
+    return Status();
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1, cluster_size, 1);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = shared;
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 1;
+  attribute.val.clusterDim.y = cluster_size;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  SF_CUDA_CHECK(cudaOccupancyMaxActiveClusters(
+      clusters, kernel_for<T, kBits, kTiles, true, kZero>(), &config));
+  return Status();
 }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
@@ -99,6 +134,21 @@ Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp
       token_tiles, warp_split, params.zero_fold != nullptr, [&](auto tiles, auto split, auto zero) {
         return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
                                     decltype(zero)::value>(params, grid, shared_bytes, pdl, stream);
+      });
+}
+
+template <typename T, int kBits>
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int shared_bytes,
+                               int cluster_size, int* clusters) {
+  return detail::dispatch(
+      token_tiles, true, zero_points, [&](auto tiles, auto split, auto zero) -> Status {
+        if constexpr (decltype(split)::value) {
+          return detail::max_clusters_tiles<T, kBits, decltype(tiles)::value,
+                                            decltype(zero)::value>(shared_bytes, cluster_size,
+                                                                   clusters);
+        } else {
+          return internal_error("decode: clusters are for the warp-split kernel only");
+        }
       });
 }
 

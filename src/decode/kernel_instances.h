@@ -23,4 +23,10 @@ template <typename T, int kBits>
 Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int shared_bytes,
                              int* ctas_per_sm);
 
+// Clusters of cluster_size split CTAs of the warp-split kernel (Epilogue::kCluster) that can be
+// resident at once on the current device; 0 when such a cluster cannot be scheduled.
+template <typename T, int kBits>
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int shared_bytes,
+                               int cluster_size, int* clusters);
+
 }  // namespace sailfish::decode

@@ -1,6 +1,7 @@
 // Decode tier host side: plan-time configuration (token tiles, split depth, epilogue, workspace)
-// and the launch sequence prep -> main -> reduce.
+// and the launch sequence prep -> main -> reduce (the reduce only for Epilogue::kPartials).
 #include <algorithm>
+#include <utility>
 
 #include "common/cuda_check.h"
 #include "common/host_math.h"
@@ -24,6 +25,12 @@ Status occupancy_for(int bits, int tiles, bool warp_split, bool zero, int shared
 }
 
 template <typename T>
+Status max_clusters_for(int bits, int tiles, bool zero, int shared, int size, int* clusters) {
+  return bits == 4 ? warp_split_max_clusters<T, 4>(tiles, zero, shared, size, clusters)
+                   : warp_split_max_clusters<T, 8>(tiles, zero, shared, size, clusters);
+}
+
+template <typename T>
 Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
                   cudaStream_t stream) {
   return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, grid,
@@ -32,9 +39,74 @@ Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim
                                               d.shared_bytes, pdl, stream);
 }
 
+// Occupancy, split depth and split epilogue (the current device must be plan->device).
+// Several splits: fp32 partials summed in split order (the reduce kernel, or the cluster of a
+// strip's split CTAs through distributed shared memory, which saves the second launch and the
+// workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
+// bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
+Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
+                                  const Plan* plan, DecodePlan* d) {
+  const Problem& p = plan->problem;
+  const PackedGeometry& g = p.geometry;
+  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
+  const bool f16 = p.act_dtype == DType::kF16;
+  int ctas_per_sm = 0;
+  SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, d->token_tiles, d->warp_split,
+                                                 zero_points, d->shared_bytes, &ctas_per_sm)
+                         : occupancy_for<__nv_bfloat16>(g.bits, d->token_tiles, d->warp_split,
+                                                        zero_points, d->shared_bytes,
+                                                        &ctas_per_sm));
+  if (ctas_per_sm < 1) {
+    return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
+  }
+  if (forced_splits.has_value()) {
+    d->splits = static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks));
+  } else if (d->warp_split) {
+    d->splits = warp_split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+  } else {
+    d->splits = split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+  }
+  if (d->splits == 1) {
+    d->epilogue = static_cast<int>(Epilogue::kStore);
+    return Status();
+  }
+  if (plan->atomic_epilogue) {
+    d->epilogue = static_cast<int>(Epilogue::kAtomic);
+    d->init_output = true;
+    return Status();
+  }
+  d->epilogue = static_cast<int>(Epilogue::kPartials);
+  int major = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
+  if (!cluster_reduce || !d->warp_split || major < 9) return Status();
+  Status first_error;  // of the occupancy queries; a failed query counts as no cluster
+  auto max_clusters = [&](int size) {
+    int clusters = 0;
+    Status query = f16 ? max_clusters_for<__half>(g.bits, d->token_tiles, zero_points,
+                                                  d->shared_bytes, size, &clusters)
+                       : max_clusters_for<__nv_bfloat16>(g.bits, d->token_tiles, zero_points,
+                                                         d->shared_bytes, size, &clusters);
+    if (!query.ok()) {
+      if (first_error.ok()) std::swap(first_error, query);
+      return 0;
+    }
+    return clusters;
+  };
+  const int cluster_splits =
+      cluster_split_count(d->splits, forced_splits.has_value(), g.n_blocks * d->m_groups,
+                          static_cast<int64_t>(g.code_bytes()), max_clusters);
+  SF_RETURN_IF_ERROR(first_error);
+  if (cluster_splits > 0) {
+    d->splits = cluster_splits;
+    d->epilogue = static_cast<int>(Epilogue::kCluster);
+  }
+  return Status();
+}
+
 }  // namespace
 
-Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* plan) {
+Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, bool cluster_reduce,
+                   Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   DecodePlan d;
@@ -53,42 +125,15 @@ Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, Plan* 
   } else {
     d.shared_bytes = shared_bytes(g.bits, d.token_tiles);
   }
-  int ctas_per_sm = 0;
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
-  SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy query reads the current device
-  const Status occupancy =
-      p.act_dtype == DType::kF16
-          ? occupancy_for<__half>(g.bits, d.token_tiles, d.warp_split, zero_points,
-                                  d.shared_bytes, &ctas_per_sm)
-          : occupancy_for<__nv_bfloat16>(g.bits, d.token_tiles, d.warp_split, zero_points,
-                                         d.shared_bytes, &ctas_per_sm);
+  SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
+  const Status chosen = choose_splits_and_epilogue(forced_splits, cluster_reduce, plan, &d);
   SF_CUDA_CHECK(cudaSetDevice(current));
-  SF_RETURN_IF_ERROR(occupancy);
-  if (ctas_per_sm < 1) {
-    return internal_error("decode kernel does not fit on an SM (", d.token_tiles, " tiles)");
-  }
-  if (forced_splits.has_value()) {
-    d.splits = static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks));
-  } else if (d.warp_split) {
-    d.splits = warp_split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
-  } else {
-    d.splits = split_count(g.n_blocks, d.m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
-  }
+  SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   d.copy_activations = p.act_order || g.k % 8 != 0;
-  // Several splits: fp32 partials summed in split order by the reduce kernel (deterministic, one
-  // rounding to 16 bits) unless the red.global epilogue was asked for; it rounds every partial
-  // sum to 16 bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
-  if (d.splits == 1) {
-    d.epilogue = static_cast<int>(Epilogue::kStore);
-  } else if (plan->atomic_epilogue) {
-    d.epilogue = static_cast<int>(Epilogue::kAtomic);
-    d.init_output = true;
-  } else {
-    d.epilogue = static_cast<int>(Epilogue::kPartials);
-  }
   size_t offset = 0;
   d.activation_offset = offset;
   if (d.copy_activations) offset = align_up(offset + size_t(p.m) * g.k_pad * 2, 256);
@@ -140,7 +185,10 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.a = a;
   params.lda = lda;
   params.y = args.y;
-  params.bias = d.epilogue == static_cast<int>(Epilogue::kStore) ? args.bias : nullptr;
+  params.bias = d.epilogue == static_cast<int>(Epilogue::kStore) ||
+                        d.epilogue == static_cast<int>(Epilogue::kCluster)
+                    ? args.bias
+                    : nullptr;
   params.partials = reinterpret_cast<float*>(ws + d.partials_offset);
   params.m = m;
   params.n = static_cast<int>(g.n);

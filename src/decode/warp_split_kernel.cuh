@@ -15,7 +15,8 @@
 // explains why); otherwise scales (and zero folds) apply per pair with one hfma2. Symmetric int4
 // and int8 there also skip the bias subtraction (dequant.cuh: the offset forms; docs/DECODE.md).
 // At the end the four warps' sums meet in shared memory and warp 0 adds them in warp order
-// (deterministic) and runs the epilogue (store, red.global or split partials).
+// (deterministic) and runs the epilogue (store, red.global or split partials); with the cluster
+// epilogue the split CTAs of the strip then add their sums through distributed shared memory.
 //
 // Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
 // kWarps * (128 + kStages * (block + act_rows * 128 + meta_rows * 128 (x2 with zero points))),
@@ -26,6 +27,7 @@
 #include <type_traits>
 
 #include "common/dequant.cuh"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/cp_async.cuh"
 #include "common/ptx/griddepcontrol.cuh"
 #include "common/ptx/ldmatrix.cuh"
@@ -34,6 +36,57 @@
 #include "decode/decode_kernel.cuh"
 
 namespace sailfish::decode {
+
+namespace detail {
+
+// Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
+// order through distributed shared memory and store Y + bias. Warp 0 of each CTA holds the CTA's
+// sums (total, after the cross-warp add); it parks them in its own idle region as
+// [j][tt][i][lane]. After one cluster barrier, fragment (j, tt) is summed by warp w of rank r
+// where j * kTiles + tt = r + splits * (w + kWarps * q): 0 + s_0 + s_1 + ... in split order, the
+// reduce kernel's order, then store_fragment adds the bias. A second barrier keeps every CTA
+// resident until the last remote read.
+template <typename T, int kTiles>
+__device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
+                                                         const float (&total)[4][kTiles][4],
+                                                         uint8_t* smem, int strip, int token0,
+                                                         int split, int warp, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
+  if (warp == 0) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
+      }
+    }
+  }
+  gpu::cluster_sync();
+  const uint32_t parked_address = gpu::shared_address(parked);
+  for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarps) {
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < kMaxClusterSplits; ++r) {
+      if (r < p.splits) {
+        const uint32_t remote = gpu::map_shared_to_rank(parked_address, r);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          sum[i] += gpu::load_shared_cluster(remote + ((f * 4 + i) * 32 + lane) * 4);
+        }
+      }
+    }
+    const int j = f / kTiles, tt = f % kTiles;
+    store_fragment<T>(p, sum, strip * 64 + j * 16, token0 + tt * kTokensPerTile, lane, 0);
+  }
+  gpu::cluster_sync();
+#else
+  __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later
+#endif
+}
+
+}  // namespace detail
 
 // kZeroPoints: the weight has zero folds (a compile-time choice, so the symmetric mainloop carries
 // no branch on it).
@@ -351,19 +404,27 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncthreads();
-  if (warp != 0) return;
+  if (warp == 0) {
 #pragma unroll
-  for (int w = 1; w < kWarps; ++w) {
-    const float* other = reinterpret_cast<const float*>(smem + w * region_bytes);
+    for (int w = 1; w < kWarps; ++w) {
+      const float* other = reinterpret_cast<const float*>(smem + w * region_bytes);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j) {
 #pragma unroll
-      for (int tt = 0; tt < kTiles; ++tt) {
+        for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) total[j][tt][i] += other[((j * kTiles + tt) * 4 + i) * 32 + lane];
+          for (int i = 0; i < 4; ++i) {
+            total[j][tt][i] += other[((j * kTiles + tt) * 4 + i) * 32 + lane];
+          }
+        }
       }
     }
   }
+  if (p.epilogue == Epilogue::kCluster) {  // uniform: every thread takes part in the barriers
+    detail::cluster_reduce_and_store<T, kTiles>(p, total, smem, strip, token0, split, warp, lane);
+    return;
+  }
+  if (warp != 0) return;
 
   // Epilogue: as decode_kernel.cuh, for each of the four n16 groups.
 #pragma unroll

@@ -2,6 +2,8 @@
 // exactly, token tiles cover M, and the shared-memory formula fits the H200.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "decode/config.h"
 
 namespace sailfish::decode {
@@ -73,12 +75,6 @@ TEST(DecodeConfig, SharedMemoryFitsHopper) {
   }
 }
 
-}  // namespace
-}  // namespace sailfish::decode
-
-namespace sailfish::decode {
-namespace {
-
 TEST(DecodeConfig, WarpSplitKeepsFourBlocksPerWarp) {
   for (int64_t k_blocks : {16, 64, 224, 448}) {
     const int s = split_count(64, 1, k_blocks, 132, 3, kWarpSplitMinBlocksPerSplit);
@@ -110,6 +106,47 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
                       warp_split_max_shared_bytes(bits, tiles));
           }
         }
+      }
+    }
+  }
+}
+
+// The cluster epilogue's depth: the heuristic's if its clusters are all resident at once, else the
+// deepest shallower one that is, where the loads it gives up cost less than the launch it saves;
+// a forced depth as it is, if one cluster of it can be scheduled; otherwise none (kPartials).
+TEST(DecodeConfig, ClusterSplitCount) {
+  // Clusters resident at once on a fake GPU of 128 CTA slots where clusters of 5 or more CTAs do
+  // not pack evenly (a GPC's slots are not a multiple of the cluster size).
+  auto fake = [](int size) { return size >= 5 ? 96 / size : 128 / size; };
+  const int64_t small = 0;  // weight bytes for which any shallower depth is worth a launch
+  EXPECT_EQ(cluster_split_count(1, false, 10, small, fake), 0);  // one split: kStore
+  EXPECT_EQ(cluster_split_count(4, false, 32, small, fake), 4);  // 32 clusters of 4 fit
+  EXPECT_EQ(cluster_split_count(4, false, 33, small, fake), 3);  // 42 of 3 do
+  EXPECT_EQ(cluster_split_count(8, false, 12, small, fake), 8);
+  EXPECT_EQ(cluster_split_count(8, false, 17, small, fake), 5);  // 12 of 8, 13 of 7, 16 of 6, 19 of 5
+  EXPECT_EQ(cluster_split_count(12, false, 12, small, fake), 8);  // at most kMaxClusterSplits
+  EXPECT_EQ(cluster_split_count(4, false, 65, small, fake), 0);  // not even clusters of 2 fit
+  // The measured trade (v10a): an l3-70b.down-sized weight keeps its depth and the reduce kernel,
+  // an l3-8b.qkv-sized one gives up a split for the cluster; at the heuristic's depth size does
+  // not matter.
+  EXPECT_EQ(cluster_split_count(4, false, 33, 121'000'000, fake), 0);
+  EXPECT_EQ(cluster_split_count(4, false, 33, 13'000'000, fake), 3);
+  EXPECT_EQ(cluster_split_count(4, false, 32, 121'000'000, fake), 4);
+  // Forced depths are kept or refused, never changed.
+  EXPECT_EQ(cluster_split_count(4, true, 1000, small, fake), 4);
+  EXPECT_EQ(cluster_split_count(12, true, 1, small, fake), 0);
+  EXPECT_EQ(cluster_split_count(6, true, 1, small, [](int) { return 0; }), 0);
+  // The depth chosen never exceeds the heuristic's, the cap or the resident clusters, and gives up
+  // splits only within the trade.
+  for (int splits = 1; splits <= 16; ++splits) {
+    for (int64_t needed : {1, 7, 16, 31, 64, 100}) {
+      for (int64_t bytes : {int64_t(0), int64_t(5'000'000), int64_t(30'000'000)}) {
+        const int s = cluster_split_count(splits, false, needed, bytes, fake);
+        if (s == 0) continue;
+        EXPECT_GE(s, 2);
+        EXPECT_LE(s, std::min(splits, kMaxClusterSplits));
+        EXPECT_GE(fake(s), needed);
+        if (s < splits) EXPECT_LT(bytes * (splits - s), kClusterSavedStreamBytes * s);
       }
     }
   }

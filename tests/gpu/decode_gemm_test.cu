@@ -22,6 +22,16 @@ Options decode_options(bool deterministic = false, bool atomic = false) {
   return o;
 }
 
+bool device_has_clusters() {
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+             cudaSuccess &&
+         major >= 9;
+}
+
+constexpr int kEpiloguePartials = 2, kEpilogueCluster = 3;  // src/decode/config.h: Epilogue
+
 class DecodeFormats : public ::testing::TestWithParam<std::tuple<int, int, bool, DType>> {};
 
 TEST_P(DecodeFormats, MatchesReference) {
@@ -104,7 +114,51 @@ TEST(DecodeDeterminism, DefaultEpilogueIsBitwiseStable) {
   const auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_GT(r.splits, 1);
-  EXPECT_TRUE(r.bitwise_stable) << "the ordered-partials epilogue changed bits between runs";
+  EXPECT_EQ(r.decode_epilogue, device_has_clusters() ? kEpilogueCluster : kEpiloguePartials);
+  EXPECT_TRUE(r.bitwise_stable) << "the ordered split epilogue changed bits between runs";
+}
+
+// The cluster epilogue (the default split reduction on sm_90) adds the same partial sums in the
+// same order as the reduce kernel: bitwise the same output, with no partials workspace. Every
+// format, forced depths 2-8 and the heuristic's, M in three token-tile regimes, odd and aligned
+// shapes; a depth past the cluster limit falls back to the reduce kernel.
+TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  std::mt19937_64 rng(testing::test_seed() + 207);
+  const int64_t shapes[][2] = {{200, 1000}, {136, 2048}};
+  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
+    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    for (const auto& shape : shapes) {
+      const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(f, shape[0], shape[1], 64, false, dtype));
+      for (int64_t m : {int64_t(1), int64_t(13), int64_t(32)}) {
+        for (int splits : {0, 2, 3, 5, 8, 9}) {  // 0: the heuristic
+          GemmCase cluster = testing::gemm_case(w, dtype, m, true, decode_options());
+          if (splits > 0) cluster.options.decode_splits = splits;
+          GemmCase reduce = cluster;
+          reduce.options.decode_cluster_reduce = false;
+          const uint64_t seed = rng();
+          const auto a = testing::run_and_check(cluster, seed);
+          const auto b = testing::run_and_check(reduce, seed);
+          const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
+                                    " k=" + std::to_string(shape[1]) + " m=" +
+                                    std::to_string(m) + " splits=" + std::to_string(a.splits);
+          ASSERT_TRUE(a.ok) << where << ": " << a.message;
+          ASSERT_TRUE(b.ok) << where << ": " << b.message;
+          if (a.splits < 2) continue;  // one split stores directly: no reduction to compare
+          EXPECT_EQ(a.decode_epilogue, a.splits <= 8 ? kEpilogueCluster : kEpiloguePartials)
+              << where;
+          EXPECT_EQ(b.decode_epilogue, kEpiloguePartials) << where;
+          EXPECT_EQ(a.output_bits, b.output_bits) << where;
+          if (a.decode_epilogue == kEpilogueCluster) {
+            EXPECT_LT(a.workspace_bytes, b.workspace_bytes) << where << ": partials allocated";
+          }
+        }
+      }
+    }
+  }
 }
 
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.

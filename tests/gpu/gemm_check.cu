@@ -160,6 +160,9 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
              : plan.tier == Tier::kPrefill ? plan.prefill.splits
                                            : 1;
   r.tokens = plan.tier == Tier::kPrefill ? plan.prefill.tokens : 0;
+  r.decode_epilogue = plan.tier == Tier::kDecode ? plan.decode.epilogue : -1;
+  r.workspace_bytes = workspace_size(plan);
+  r.output_bits = y_bits;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;
   std::ostringstream msg;
   msg << "tier " << tier_name(plan.tier) << " splits=" << r.splits << " m=" << c.m << " n=" << w.n << " k=" << w.k

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sailfish/sailfish.h"
 #include "test_helpers.h"
@@ -51,6 +52,9 @@ struct GemmCheckResult {
   bool bitwise_stable = true;  // every repeat produced the same bits
   int splits = 1;              // split-K depth the plan chose
   int tokens = 0;              // prefill tier: the token width (wgmma N) the plan chose
+  int decode_epilogue = -1;    // decode tier: the split epilogue the plan chose (DecodePlan)
+  size_t workspace_bytes = 0;  // workspace_size(plan)
+  std::vector<uint16_t> output_bits;  // Y of the first run, as stored
 };
 
 // The weight spec of format f at n x k.

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Side by side: the same bench rows (shape, M, tier) from two or more bench JSON files.
+
+Usage: compare_runs.py NAME=FILE NAME=FILE [...]   (a markdown table on stdout)
+Prints, per (shape, M): each run's microseconds and launch (splits, epilogue), each later run's
+time as a ratio of the first's, and the first run's stream-only floor, roofline share and
+time against the floor. Rows missing from a run show "-".
+"""
+import argparse
+import json
+import re
+
+
+def rows_of(path):
+    with open(path) as f:
+        data = json.load(f)
+    out = {}
+    for row in data["rows"]:
+        if row.get("status") != "ok":
+            continue
+        out[(row["shape"], row["M"], row["tier"])] = row
+    return out
+
+
+def short_launch(text):
+    fields = dict(re.findall(r"(\w+)=(\d+)", text or ""))
+    return "/".join(f"{k[0]}{fields[k]}" for k in ("splits", "epilogue") if k in fields)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", help="NAME=FILE")
+    args = parser.parse_args()
+    runs = []
+    for spec in args.runs:
+        name, _, path = spec.partition("=")
+        runs.append((name, rows_of(path)))
+    keys = sorted({k for _, rows in runs for k in rows}, key=lambda k: (k[1], k[0], k[2]))
+    header = ["shape", "M", "tier"]
+    for i, (name, _) in enumerate(runs):
+        header += [f"{name} us", f"{name} launch"] + ([f"{name}/{runs[0][0]}"] if i else [])
+    header += ["floor us", "% roofline", "x floor"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for key in keys:
+        cells = [key[0], str(key[1]), key[2]]
+        first = runs[0][1].get(key)
+        for i, (_, rows) in enumerate(runs):
+            row = rows.get(key)
+            cells += [f"{row['us']:.2f}" if row else "-", short_launch(row.get("launch")) if row else "-"]
+            if i:
+                ratio = row["us"] / first["us"] if row and first else None
+                cells.append(f"{ratio:.3f}" if ratio else "-")
+        base = first or next((rows[key] for _, rows in runs if key in rows), None)
+        floor = base.get("floor_us") if base else None
+        cells += [f"{floor:.2f}" if floor else "-",
+                  f"{base['pct_roofline']:.1f}" if base and base.get("pct_roofline") else "-",
+                  f"{base['us'] / floor:.2f}" if floor else "-"]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
