@@ -126,58 +126,64 @@ __global__ void __launch_bounds__(kThreads)
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
 
-  // Copy addresses, computed once: each issue then adds one block's offset (the loop was issue
-  // bound, and address arithmetic was a quarter of its instructions, v5).
-  const uint8_t* const weight_base =
+  // Copy cursors: blocks are issued in order, so each issue copies from the cursors and then
+  // advances them by one block, instead of computing its addresses from the block index (the loop
+  // is issue bound: v5 took address arithmetic out of it, v10b the rest). Every copy is predicated
+  // on `issue` rather than branched around: ptxas puts three no-op loads before each cp.async that
+  // follows a branch.
+  const uint8_t* weight_cursor =
       p.codes + (int64_t(strip) * p.k_blocks + kb_begin) * kW + lane * kRunBytes;
+  int meta_kb = kb_begin;  // the k-block whose scale rows the next issue copies
   // Activations: lane copies 16-byte chunk (lane % 8) of rows lane / 8 + 4u, u < kActCopies, when
   // the row is below M; ldmatrix reads the rows at or beyond M from the zero chunk.
   constexpr int kActCopies = kTiles * kTokensPerTile * 8 / 32;
   const int act_chunk = lane & 7;
   const int valid_rows = min(p.m - token0, kTiles * kTokensPerTile);
   const T* const act = static_cast<const T*>(p.a);
-  const T* const act_lane =
+  const T* act_cursor =
       act + int64_t(token0 + lane / 8) * p.lda + int64_t(kb_begin) * 64 + act_chunk * 8;
+  int act_column = kb_begin * 64 + act_chunk * 8;  // of act_cursor, for the K tail
   const int64_t act_rows_step = 4 * p.lda;  // from row lane / 8 + 4u to + 4(u + 1)
   uint32_t act_offset[kActCopies];  // within a stage's activation rows (XOR-swizzled chunk)
+  bool act_row_valid[kActCopies];
 #pragma unroll
   for (int u = 0; u < kActCopies; ++u) {
     const int row = lane / 8 + 4 * u;
     act_offset[u] = kW + row * 128 + ((act_chunk ^ (row & 7)) << 4);
+    act_row_valid[u] = row < valid_rows;
   }
   // Scale (and fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
   const int64_t meta_row_elements = p.n_pad;
   const int64_t meta_lane = int64_t(lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
   const bool copies_meta = lane < meta_rows * 8;
 
-  auto issue_weights = [&](int index, int slot) {
-    const uint32_t stage = stages_address + slot * stage_bytes;
-    const uint8_t* block = weight_base + index * kW;
+  auto issue_weights = [&](uint32_t stage, bool issue) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
 #pragma unroll
       for (int c = 0; c < kRunBytes / 16; ++c) {
-        gpu::cp_async_16(stage + (j * 32 + lane) * kRunBytes + 16 * c,
-                         block + j * 32 * kRunBytes + 16 * c);
+        gpu::cp_async_16_if(issue, stage + (j * 32 + lane) * kRunBytes + 16 * c,
+                            weight_cursor + j * 32 * kRunBytes + 16 * c);
       }
     }
-    const int first_row = ((kb_begin + index) * 64) >> p.group_shift;
-    const int64_t src = meta_lane + first_row * meta_row_elements;
-    gpu::cp_async_16_if(copies_meta, stage + meta_offset + lane * 16, scales + src);
+    const int64_t src = meta_lane + ((meta_kb * 64) >> p.group_shift) * meta_row_elements;
+    gpu::cp_async_16_if(issue && copies_meta, stage + meta_offset + lane * 16, scales + src);
     if constexpr (has_zero) {
-      gpu::cp_async_16_if(copies_meta, stage + fold_offset + lane * 16, folds + src);
+      gpu::cp_async_16_if(issue && copies_meta, stage + fold_offset + lane * 16, folds + src);
     }
+    weight_cursor += kW;
+    ++meta_kb;
   };
-  auto issue_activations = [&](int index, int slot) {
-    const uint32_t stage = stages_address + slot * stage_bytes;
-    const int column = (kb_begin + index) * 64 + act_chunk * 8;
-    const bool inside = column < p.k;  // K tail: zero-filled
-    const T* src = act_lane + index * 64;
+  auto issue_activations = [&](uint32_t stage, bool issue) {
+    const bool inside = act_column < p.k;  // K tail: zero-filled
+    const T* src = act_cursor;
 #pragma unroll
     for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
-      gpu::cp_async_16_if(lane / 8 + 4 * u < valid_rows, stage + act_offset[u],
-                          inside ? src : act, inside ? 16 : 0);
+      gpu::cp_async_16_if(issue && act_row_valid[u], stage + act_offset[u], inside ? src : act,
+                          inside ? 16 : 0);
     }
+    act_cursor += 64;
+    act_column += 64;
   };
   if (lane == 0) *reinterpret_cast<uint4*>(region) = make_uint4(0, 0, 0, 0);
   // ldmatrix row addresses: lane supplies row tt * 8 + lane % 8 of 16-byte chunk 4h + lane / 8
@@ -196,18 +202,29 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // Symmetric weights with scaled sums skip the bias subtraction of the dequantization: the mma
-  // accumulates (q - bias + offset) * a, and one more mma per k16 slice and token tile, against a
-  // fragment of -offset, accumulates -offset * a into `correction`, which the group flush adds
-  // back (dequant.cuh). int4: four packed subtractions per word become a quarter mma per word
-  // (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code (v8).
+  // accumulates (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token,
+  // which the group flush adds back (dequant.cuh). int4: four packed subtractions per word become
+  // a quarter mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code
+  // (v8).
+  // The correction mma (v10b) takes the activations as its A operand: the four registers of one
+  // ldmatrix.x4 (slices 2h and 2h + 1, 8 k each per matrix) read as an A fragment put token g's
+  // k 0-7 of both slices in row g and its k 8-15 in row g + 8, k-labels scrambled. Against a B
+  // fragment of -offset where B rows k < 8 feed only the even columns and k >= 8 only the odd
+  // ones, the result holds, for token g, slice 2h in columns 2t (rows g and g + 8: c[0] + c[2])
+  // and slice 2h + 1 in columns 2t + 1 (c[1] + c[3]). One mma serves two slices with no register
+  // moves, and a group that ends between them (groups of 16) takes only the first slice's part.
+  // The flush moves each token's correction to the accumulator layout with two shuffles. Before,
+  // one mma per slice against a 4-register -offset A fragment, which ptxas rebuilt before every
+  // use (4 instructions a slice).
   constexpr bool offset_dequant = kScaleSums && !has_zero;
   constexpr uint32_t kNegativeOffset = kBits == 4 ? gpu::int4_negative_offset_pair<T>()
                                                   : gpu::int8_negative_offset_pair<T>();
   // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
   // scaled by 16.
   constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
-  const uint32_t negative_offset[4] = {kNegativeOffset, kNegativeOffset, kNegativeOffset,
-                                       kNegativeOffset};
+  // B fragment: lane (g, t) holds B[k = 2t, 2t+1][n = g] and B[k = 2t+8, 2t+9][n = g].
+  const uint32_t offset_low_k = (lane >> 2) & 1 ? 0u : kNegativeOffset;
+  const uint32_t offset_high_k = (lane >> 2) & 1 ? kNegativeOffset : 0u;
   float acc[4][kTiles][4], total[4][kTiles][4], correction[kTiles][4];
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
@@ -220,36 +237,61 @@ __global__ void __launch_bounds__(kThreads)
   }
   int current_group = -1;
   float group_scale[4][2];  // [n16 group][row g, g + 8]
-  auto flush_group = [&]() {
+  // first_slice_only: the group ends between the two slices of the current pair (groups of 16).
+  auto flush_group = [&](bool first_slice_only) {
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
+      // Token g's correction (lanes 4g .. 4g + 3); tokens 2t and 2t + 1 of the accumulators
+      // (t = lane % 4) are those of lanes 8t and 8t + 4.
+      float* c = correction[tt];
+      const float token_sum = first_slice_only ? c[0] + c[2] : (c[0] + c[2]) + (c[1] + c[3]);
+      const float even = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8);
+      const float odd = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8 + 4);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          total[j][tt][i] =
-              fmaf(group_scale[j][i / 2], acc[j][tt][i] + correction[tt][i], total[j][tt][i]);
+          total[j][tt][i] = fmaf(group_scale[j][i / 2], acc[j][tt][i] + (i & 1 ? odd : even),
+                                 total[j][tt][i]);
           acc[j][tt][i] = 0.0f;
         }
-        correction[tt][i] = 0.0f;
+        if (!first_slice_only || i % 2 == 0) c[i] = 0.0f;
       }
     }
   };
 
-  detail::fill_pipeline(num_blocks, issue_weights, issue_activations);
+  // The prologue fills kStages - 1 stages: the weights of all of them first, before waiting for
+  // the previous kernel (programmatic dependent launch: the weight stream starts while it
+  // drains), then their activations, one commit group per stage (decode_kernel.cuh:
+  // fill_pipeline, whose group accounting this keeps). Each loop trip refills one stage and
+  // commits one group, so wait_group<kStages - 2> always means "stage i has landed".
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) issue_weights(stages_address + i * stage_bytes, i < num_blocks);
+  gpu::wait_for_previous_grid();
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    issue_activations(stages_address + i * stage_bytes, i < num_blocks);
+    gpu::cp_async_commit();
+  }
+  gpu::allow_next_grid();
 
   const int row_g = lane / 4;
-  int read_slot = 0, write_slot = kStages - 1;
+  // Stage cursors (offsets from the warp's first stage), advanced with compare-and-wrap.
+  const int stages_end = kStages * stage_bytes;
+  int read_offset = 0, write_offset = (kStages - 1) * stage_bytes;
   for (int i = 0; i < num_blocks; ++i) {
     gpu::cp_async_wait<kStages - 2>();
     // NOTE: makes the stage's activation and scale bytes (copied by other lanes) and the zero
     // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
     // overwrites.
     __syncwarp();
-    detail::refill_pipeline(i, num_blocks, write_slot, issue_weights, issue_activations);
+    const bool refill = i + kStages - 1 < num_blocks;
+    issue_weights(stages_address + write_offset, refill);
+    issue_activations(stages_address + write_offset, refill);
+    gpu::cp_async_commit();
 
-    const uint8_t* stage = region + kWarpHeaderBytes + read_slot * stage_bytes;
-    const uint32_t stage_address = stages_address + read_slot * stage_bytes;
+    const uint8_t* stage = region + kWarpHeaderBytes + read_offset;
+    const uint32_t stage_address = stages_address + read_offset;
     uint32_t words[4][kWordsPerGroup];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -292,7 +334,7 @@ __global__ void __launch_bounds__(kThreads)
         const int s = sp + half;
         auto enter_group = [&](int group, int row) {
           if (group == current_group) return;  // uniform across the warp
-          if (current_group >= 0) flush_group();
+          if (current_group >= 0) flush_group(half == 1);
           current_group = group;
           // Weights with zero points applied the scale per pair already: flush with 1.
           const T* row_scales = meta_scales + row * 64 + row_g;
@@ -350,10 +392,11 @@ __global__ void __launch_bounds__(kThreads)
               }
             }
           }
+          if (half == 0) {  // after enter_group: a new group starts with this pair's correction
 #pragma unroll
-          for (int tt = 0; tt < kTiles; ++tt) {
-            gpu::mma_m16n8k16<T>(correction[tt], negative_offset, b[tt][2 * half],
-                                 b[tt][2 * half + 1]);
+            for (int tt = 0; tt < kTiles; ++tt) {
+              gpu::mma_m16n8k16<T>(correction[tt], b[tt], offset_low_k, offset_high_k);
+            }
           }
         } else {
 #pragma unroll
@@ -383,11 +426,13 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
-    read_slot = read_slot + 1 == kStages ? 0 : read_slot + 1;
-    write_slot = write_slot + 1 == kStages ? 0 : write_slot + 1;
+    read_offset += stage_bytes;
+    if (read_offset == stages_end) read_offset = 0;
+    write_offset += stage_bytes;
+    if (write_offset == stages_end) write_offset = 0;
   }
   gpu::cp_async_wait<0>();
-  if (kScaleSums && current_group >= 0) flush_group();
+  if (kScaleSums && current_group >= 0) flush_group(false);
 
   // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region, laid out
   // [j][tt][i][lane] so the 32 lanes touch 32 consecutive words; warp 0 adds them in warp order.
