@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Side by side: the same bench rows (shape, M, tier) from two or more bench JSON files.
 
-Usage: compare_runs.py NAME=FILE NAME=FILE [...]   (a markdown table on stdout)
-Prints, per (shape, M): each run's microseconds and launch (splits, epilogue), each later run's
-time as a ratio of the first's, and the first run's stream-only floor, roofline share and
-time against the floor. Rows missing from a run show "-".
+Usage: compare_runs.py NAME=FILE [NAME=FILE ...] [--anchors FILE]   (a markdown table on stdout)
+Prints, per (shape, M): each run's microseconds and launch (tokens, splits, epilogue), each later
+run's time as a ratio of the first's, and the first run's stream-only floor, roofline share, time
+against the floor and speed against cuBLAS (when the run measured it). With --anchors, the best
+peer of that file (tinygemm, both Marlins, Machete, Swordfish) and the first run's speed against
+it. Rows missing from a run show "-".
 """
 import argparse
 import json
 import re
+
+PEERS = ("torch_int4_tinygemm_bf16_g128", "marlin_fp16_g128", "vllm_marlin_bf16_g128",
+         "machete_bf16_g128", "swordfish_decode_sm90")
 
 
 def rows_of(path):
@@ -24,13 +29,22 @@ def rows_of(path):
 
 def short_launch(text):
     fields = dict(re.findall(r"(\w+)=(\d+)", text or ""))
-    return "/".join(f"{k[0]}{fields[k]}" for k in ("splits", "epilogue") if k in fields)
+    return "/".join(f"{k[0]}{fields[k]}" for k in ("tokens", "splits", "epilogue")
+                    if k in fields)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="NAME=FILE")
+    parser.add_argument("--anchors", help="peer figures (../shared/anchors/h200-anchors.json)")
     args = parser.parse_args()
+    peers = {}
+    if args.anchors:
+        with open(args.anchors) as f:
+            for r in json.load(f)["rows"]:
+                times = [r[c] for c in PEERS if isinstance(r.get(c), (int, float))]
+                if times:
+                    peers[(r["shape"], r["M"])] = min(times)
     runs = []
     for spec in args.runs:
         name, _, path = spec.partition("=")
@@ -39,7 +53,9 @@ def main():
     header = ["shape", "M", "tier"]
     for i, (name, _) in enumerate(runs):
         header += [f"{name} us", f"{name} launch"] + ([f"{name}/{runs[0][0]}"] if i else [])
-    header += ["floor us", "% roofline", "x floor"]
+    header += ["floor us", "% roofline", "x floor", "x cuBLAS"]
+    if args.anchors:
+        header += ["best peer us", "x best peer"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for key in keys:
@@ -55,7 +71,12 @@ def main():
         floor = base.get("floor_us") if base else None
         cells += [f"{floor:.2f}" if floor else "-",
                   f"{base['pct_roofline']:.1f}" if base and base.get("pct_roofline") else "-",
-                  f"{base['us'] / floor:.2f}" if floor else "-"]
+                  f"{base['us'] / floor:.2f}" if floor else "-",
+                  f"{base['cublas_us'] / base['us']:.2f}" if base and base.get("cublas_us") else "-"]
+        if args.anchors:
+            peer = peers.get(key[:2])
+            cells += [f"{peer:.1f}" if peer else "-",
+                      f"{peer / base['us']:.2f}" if peer and base else "-"]
         print("| " + " | ".join(cells) + " |")
 
 
