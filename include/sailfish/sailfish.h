@@ -94,7 +94,8 @@ struct Options {
   // Decode split-K on sm_90: the split CTAs of a strip form a thread-block cluster and add their
   // partial sums through distributed shared memory (1), or write fp32 partials that a second
   // kernel reduces (0). Both sum in split order, so the results are bitwise identical.
-  std::optional<bool> decode_cluster_reduce;         // SAILFISH_DECODE_CLUSTER_REDUCE=0|1 (default 1)
+  // SAILFISH_DECODE_CLUSTER_REDUCE=0|1 (default 1)
+  std::optional<bool> decode_cluster_reduce;
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by shape

@@ -63,7 +63,8 @@ def main():
         first = runs[0][1].get(key)
         for i, (_, rows) in enumerate(runs):
             row = rows.get(key)
-            cells += [f"{row['us']:.2f}" if row else "-", short_launch(row.get("launch")) if row else "-"]
+            cells += [f"{row['us']:.2f}" if row else "-",
+                      short_launch(row.get("launch")) if row else "-"]
             if i:
                 ratio = row["us"] / first["us"] if row and first else None
                 cells.append(f"{ratio:.3f}" if ratio else "-")
@@ -72,7 +73,8 @@ def main():
         cells += [f"{floor:.2f}" if floor else "-",
                   f"{base['pct_roofline']:.1f}" if base and base.get("pct_roofline") else "-",
                   f"{base['us'] / floor:.2f}" if floor else "-",
-                  f"{base['cublas_us'] / base['us']:.2f}" if base and base.get("cublas_us") else "-"]
+                  f"{base['cublas_us'] / base['us']:.2f}"
+                  if base and base.get("cublas_us") else "-"]
         if args.anchors:
             peer = peers.get(key[:2])
             cells += [f"{peer:.1f}" if peer else "-",

@@ -59,7 +59,9 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
 #pragma unroll
       for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
+        for (int i = 0; i < 4; ++i) {
+          parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
+        }
       }
     }
   }
@@ -266,7 +268,9 @@ __global__ void __launch_bounds__(kThreads)
   // fill_pipeline, whose group accounting this keeps). Each loop trip refills one stage and
   // commits one group, so wait_group<kStages - 2> always means "stage i has landed".
 #pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) issue_weights(stages_address + i * stage_bytes, i < num_blocks);
+  for (int i = 0; i < kStages - 1; ++i) {
+    issue_weights(stages_address + i * stage_bytes, i < num_blocks);
+  }
   gpu::wait_for_previous_grid();
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {

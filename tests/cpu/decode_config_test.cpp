@@ -123,7 +123,8 @@ TEST(DecodeConfig, ClusterSplitCount) {
   EXPECT_EQ(cluster_split_count(4, false, 32, small, fake), 4);  // 32 clusters of 4 fit
   EXPECT_EQ(cluster_split_count(4, false, 33, small, fake), 3);  // 42 of 3 do
   EXPECT_EQ(cluster_split_count(8, false, 12, small, fake), 8);
-  EXPECT_EQ(cluster_split_count(8, false, 17, small, fake), 5);  // 12 of 8, 13 of 7, 16 of 6, 19 of 5
+  // 12 clusters of 8 fit, 13 of 7, 16 of 6, 19 of 5:
+  EXPECT_EQ(cluster_split_count(8, false, 17, small, fake), 5);
   EXPECT_EQ(cluster_split_count(12, false, 12, small, fake), 8);  // at most kMaxClusterSplits
   EXPECT_EQ(cluster_split_count(4, false, 65, small, fake), 0);  // not even clusters of 2 fit
   // The measured trade (v10a): an l3-70b.down-sized weight keeps its depth and the reduce kernel,
