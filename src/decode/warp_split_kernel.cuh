@@ -39,6 +39,24 @@ namespace sailfish::decode {
 
 namespace detail {
 
+// A warp's sums parked in shared memory for another warp or CTA to add, laid out
+// [j][tt][i][lane] so the 32 lanes touch 32 consecutive words; fragment f = j * kTiles + tt
+// starts at word f * 4 * 32.
+template <int kTiles>
+__device__ __forceinline__ void park_sums(float* parked, const float (&total)[4][kTiles][4],
+                                          int lane) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+#pragma unroll
+    for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
+      }
+    }
+  }
+}
+
 // Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
 // order through distributed shared memory and store Y + bias. Warp 0 of each CTA holds the CTA's
 // sums (total, after the cross-warp add); it parks them in its own idle region as
@@ -53,18 +71,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
                                                          int split, int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
-  if (warp == 0) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
-        }
-      }
-    }
-  }
+  if (warp == 0) park_sums<kTiles>(parked, total, lane);
   gpu::cluster_sync();
   const uint32_t parked_address = gpu::shared_address(parked);
   for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarps) {
@@ -438,20 +445,10 @@ __global__ void __launch_bounds__(kThreads)
   gpu::cp_async_wait<0>();
   if (kScaleSums && current_group >= 0) flush_group(false);
 
-  // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region, laid out
-  // [j][tt][i][lane] so the 32 lanes touch 32 consecutive words; warp 0 adds them in warp order.
+  // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region
+  // (detail::park_sums); warp 0 adds them in warp order.
   __syncthreads();  // every warp's copies have landed and no warp still reads its stages
-  float* parked = reinterpret_cast<float*>(region);
-  if (warp != 0) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
-      }
-    }
-  }
+  if (warp != 0) detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
   __syncthreads();
   if (warp == 0) {
 #pragma unroll
