@@ -12,8 +12,7 @@ import argparse
 import json
 import re
 
-PEERS = ("torch_int4_tinygemm_bf16_g128", "marlin_fp16_g128", "vllm_marlin_bf16_g128",
-         "machete_bf16_g128", "swordfish_decode_sm90")
+from anchors import best_peers
 
 
 def rows_of(path):
@@ -38,13 +37,7 @@ def main():
     parser.add_argument("runs", nargs="+", help="NAME=FILE")
     parser.add_argument("--anchors", help="peer figures (../shared/anchors/h200-anchors.json)")
     args = parser.parse_args()
-    peers = {}
-    if args.anchors:
-        with open(args.anchors) as f:
-            for r in json.load(f)["rows"]:
-                times = [r[c] for c in PEERS if isinstance(r.get(c), (int, float))]
-                if times:
-                    peers[(r["shape"], r["M"])] = min(times)
+    peers = best_peers(args.anchors) if args.anchors else {}
     runs = []
     for spec in args.runs:
         name, _, path = spec.partition("=")

@@ -14,8 +14,8 @@ import json
 import math
 import re
 
-PEERS = ("torch_int4_tinygemm_bf16_g128", "marlin_fp16_g128", "vllm_marlin_bf16_g128",
-         "machete_bf16_g128", "swordfish_decode_sm90")
+from anchors import best_peers
+
 SMS = 132
 
 
@@ -65,13 +65,7 @@ def main():
             else:
                 decode[key] = r["us"]
 
-    peers = {}
-    if args.anchors:
-        with open(args.anchors) as f:
-            for r in json.load(f)["rows"]:
-                times = [r[c] for c in PEERS if isinstance(r.get(c), (int, float))]
-                if times:
-                    peers[(r["shape"], r["M"])] = min(times)
+    peers = best_peers(args.anchors) if args.anchors else {}
 
     widths = sorted(widths)
     keys = sorted(set(decode) | {k[:2] for k in prefill}, key=lambda k: (k[1], k[0]))
