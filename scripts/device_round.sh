@@ -5,7 +5,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
-build=$root/build
+build=${SAILFISH_BUILD_DIR:-$root/build}  # a variant build (device_build_variants.sh) for profiles
 mkdir -p "$out"
 summary=$out/summary.txt
 : > "$summary"
@@ -93,6 +93,7 @@ for stage in "$@"; do
         timeout 240 ncu --kernel-name regex:decode --launch-count 1 \
           --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
           --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+          --section ComputeWorkloadAnalysis --section InstructionStats \
           --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
           "$build/bench/sailfish_bench" --shapes "$shape" -m "$m" --tiers decode \
           "${one_launch[@]}" \
