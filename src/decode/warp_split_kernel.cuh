@@ -32,6 +32,7 @@
 #include "common/ptx/griddepcontrol.cuh"
 #include "common/ptx/ldmatrix.cuh"
 #include "common/ptx/mma_sync.cuh"
+#include "common/static_for.h"
 #include "decode/config.h"
 #include "decode/decode_kernel.cuh"
 
@@ -162,20 +163,22 @@ __global__ void __launch_bounds__(kThreads)
     act_row_valid[u] = row < valid_rows;
   }
   // Scale (and fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
-  const int64_t meta_row_elements = p.n_pad;
-  const int64_t meta_lane = int64_t(lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
+  const uint32_t meta_row_elements = static_cast<uint32_t>(p.n_pad);
+  const uint32_t meta_lane = (lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
   const bool copies_meta = lane < meta_rows * 8;
 
   auto issue_weights = [&](uint32_t stage, bool issue) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int c = 0; c < kRunBytes / 16; ++c) {
-        gpu::cp_async_16_if(issue, stage + (j * 32 + lane) * kRunBytes + 16 * c,
-                            weight_cursor + j * 32 * kRunBytes + 16 * c);
-      }
-    }
-    const int64_t src = meta_lane + ((meta_kb * 64) >> p.group_shift) * meta_row_elements;
+    // Run (j, c) of the lane sits at the same offset in the block and in its slot.
+    gpu::static_for<4 * (kRunBytes / 16)>([&](auto run) {
+      constexpr int j = decltype(run)::value / (kRunBytes / 16);
+      constexpr int c = decltype(run)::value % (kRunBytes / 16);
+      gpu::cp_async_16_if_at<j * 32 * kRunBytes + 16 * c>(issue, stage + lane * kRunBytes,
+                                                          weight_cursor);
+    });
+    // 32-bit element offset (scales hold K / group x n_pad < 2^31 elements), so the address is
+    // one wide multiply-add rather than 64-bit shifts and adds.
+    const uint32_t src =
+        meta_lane + static_cast<uint32_t>((meta_kb * 64) >> p.group_shift) * meta_row_elements;
     gpu::cp_async_16_if(issue && copies_meta, stage + meta_offset + lane * 16, scales + src);
     if constexpr (has_zero) {
       gpu::cp_async_16_if(issue && copies_meta, stage + fold_offset + lane * 16, folds + src);
@@ -184,12 +187,13 @@ __global__ void __launch_bounds__(kThreads)
     ++meta_kb;
   };
   auto issue_activations = [&](uint32_t stage, bool issue) {
-    const bool inside = act_column < p.k;  // K tail: zero-filled
+    // K tail: zero-filled. A copy of 0 source bytes reads nothing, so the cursor needs no clamp
+    // (a select of the 64-bit pointer per copy).
+    const int src_bytes = act_column < p.k ? 16 : 0;
     const T* src = act_cursor;
 #pragma unroll
     for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
-      gpu::cp_async_16_if(issue && act_row_valid[u], stage + act_offset[u], inside ? src : act,
-                          inside ? 16 : 0);
+      gpu::cp_async_16_if(issue && act_row_valid[u], stage + act_offset[u], src, src_bytes);
     }
     act_cursor += 64;
     act_column += 64;
@@ -290,157 +294,171 @@ __global__ void __launch_bounds__(kThreads)
   // Stage cursors (offsets from the warp's first stage), advanced with compare-and-wrap.
   const int stages_end = kStages * stage_bytes;
   int read_offset = 0, write_offset = (kStages - 1) * stage_bytes;
-  for (int i = 0; i < num_blocks; ++i) {
-    gpu::cp_async_wait<kStages - 2>();
-    // NOTE: makes the stage's activation and scale bytes (copied by other lanes) and the zero
-    // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
-    // overwrites.
-    __syncwarp();
-    const bool refill = i + kStages - 1 < num_blocks;
-    issue_weights(stages_address + write_offset, refill);
-    issue_activations(stages_address + write_offset, refill);
-    gpu::cp_async_commit();
+  // The mainloop, compiled twice: for groups of 64 columns or more (every block lies in one group,
+  // its scale row is row 0) and for groups of 16 or 32 (a group can end at any slice). The test
+  // runs once per CTA; inside the slice loop it had cost a branch, a NOP and a WARPSYNC per slice,
+  // and 10% of the loop's stall samples sat on the branch targets (v11, docs/perf/decode.md).
+  auto mainloop = [&](auto large_groups) {
+    constexpr bool kLargeGroups = decltype(large_groups)::value;
+    for (int i = 0; i < num_blocks; ++i) {
+      gpu::cp_async_wait<kStages - 2>();
+      // NOTE: makes the stage's activation and scale bytes (copied by other lanes) and the zero
+      // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
+      // overwrites.
+      __syncwarp();
+      const bool refill = i + kStages - 1 < num_blocks;
+      issue_weights(stages_address + write_offset, refill);
+      issue_activations(stages_address + write_offset, refill);
+      gpu::cp_async_commit();
 
-    const uint8_t* stage = region + kWarpHeaderBytes + read_offset;
-    const uint32_t stage_address = stages_address + read_offset;
-    uint32_t words[4][kWordsPerGroup];
+      const uint8_t* stage = region + kWarpHeaderBytes + read_offset;
+      const uint32_t stage_address = stages_address + read_offset;
+      uint32_t words[4][kWordsPerGroup];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j) {
 #pragma unroll
-      for (int c = 0; c < kRunBytes / 16; ++c) {
-        const uint4 v =
-            *reinterpret_cast<const uint4*>(stage + (j * 32 + lane) * kRunBytes + 16 * c);
-        words[j][4 * c + 0] = v.x;
-        words[j][4 * c + 1] = v.y;
-        words[j][4 * c + 2] = v.z;
-        words[j][4 * c + 3] = v.w;
+        for (int c = 0; c < kRunBytes / 16; ++c) {
+          const uint4 v =
+              *reinterpret_cast<const uint4*>(stage + (j * 32 + lane) * kRunBytes + 16 * c);
+          words[j][4 * c + 0] = v.x;
+          words[j][4 * c + 1] = v.y;
+          words[j][4 * c + 2] = v.z;
+          words[j][4 * c + 3] = v.w;
+        }
       }
-    }
-    const T* meta_scales = reinterpret_cast<const T*>(stage + meta_offset);
-    const T* meta_folds = reinterpret_cast<const T*>(stage + fold_offset);
-    const int kb = kb_begin + i;
+      const T* meta_scales = reinterpret_cast<const T*>(stage + meta_offset);
+      // Unused in some instances (no zero points; per-pair scaling).
+      [[maybe_unused]] const T* meta_folds = reinterpret_cast<const T*>(stage + fold_offset);
+      [[maybe_unused]] const int kb = kb_begin + i;
 
 #pragma unroll
-    for (int sp = 0; sp < 4; sp += 2) {
-      uint32_t b[kTiles][4];
-#pragma unroll
-      for (int tt = 0; tt < kTiles; ++tt) {
-        gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
-                         b[tt]);
-      }
-      uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
-      if constexpr (kNibbleSplit) {
-        const __nv_bfloat162 sixteen = __float2bfloat162_rn(16.0f);
+      for (int sp = 0; sp < 4; sp += 2) {
+        uint32_t b[kTiles][4];
 #pragma unroll
         for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            b16[tt][r] =
-                gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][r]), sixteen));
-          }
+          gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
+                           b[tt]);
         }
-      }
+        [[maybe_unused]] uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
+        if constexpr (kNibbleSplit) {
+          const __nv_bfloat162 sixteen = __float2bfloat162_rn(16.0f);
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int s = sp + half;
-        auto enter_group = [&](int group, int row) {
-          if (group == current_group) return;  // uniform across the warp
-          if (current_group >= 0) flush_group(half == 1);
-          current_group = group;
-          // Weights with zero points applied the scale per pair already: flush with 1.
-          const T* row_scales = meta_scales + row * 64 + row_g;
+          for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              group_scale[j][h] = has_zero ? 1.0f : static_cast<float>(row_scales[j * 16 + 8 * h]);
+            for (int r = 0; r < 4; ++r) {
+              b16[tt][r] =
+                  gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][r]), sixteen));
             }
           }
-        };
-        if constexpr (kScaleSums) {
-          if (p.group_shift >= 6) {
-            // Groups of 64 columns or more: the block lies in one group, its scale row is row 0.
-            if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
-          } else {
-            // Groups of 16 or 32 columns: slice_scale_row without its >= 6 test.
-            enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
-          }
         }
-        if constexpr (offset_dequant) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            if constexpr (kBits == 4) {
-              P v[4];
-              gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
+        for (int half = 0; half < 2; ++half) {
+          const int s = sp + half;
+          auto enter_group = [&](int group, int row) {
+            if (group == current_group) return;  // uniform across the warp
+            if (current_group >= 0) flush_group(half == 1);
+            current_group = group;
+            // Weights with zero points applied the scale per pair already: flush with 1.
+            const T* row_scales = meta_scales + row * 64 + row_g;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                group_scale[j][h] =
+                    has_zero ? 1.0f : static_cast<float>(row_scales[j * 16 + 8 * h]);
+              }
+            }
+          };
+          if constexpr (kScaleSums) {
+            if constexpr (kLargeGroups) {
+              if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
+            } else {
+              // slice_scale_row without its >= 6 test.
+              enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
+            }
+          }
+          if constexpr (offset_dequant) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              if constexpr (kBits == 4) {
+                P v[4];
+                gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
+                uint32_t a[4];
+                detail::pairs_to_fragment(v, a);
+#pragma unroll
+                for (int tt = 0; tt < kTiles; ++tt) {
+                  gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+                }
+              } else if constexpr (!kNibbleSplit) {  // fp16 int8
+                __half2 column[2], column8[2];
+                gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
+                gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
+                const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
+                                       gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
+#pragma unroll
+                for (int tt = 0; tt < kTiles; ++tt) {
+                  gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+                }
+              } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
+                __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
+                gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
+                gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
+                const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
+                                          gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
+                const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
+                                          gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
+#pragma unroll
+                for (int tt = 0; tt < kTiles; ++tt) {
+                  gpu::mma_m16n8k16<T>(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
+                  gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half], b16[tt][2 * half + 1]);
+                }
+              }
+            }
+            if (half == 0) {  // after enter_group: a new group starts with this pair's correction
+#pragma unroll
+              for (int tt = 0; tt < kTiles; ++tt) {
+                gpu::mma_m16n8k16<T>(correction[tt], b[tt], offset_low_k, offset_high_k);
+              }
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
+              if constexpr (kBits == 4) {
+                gpu::int4_word_to_pairs<T>(words[j][s], v);
+              } else {
+                gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
+                gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
+              }
+              if (!kScaleSums || has_zero) {
+                const int row =
+                    (kLargeGroups ? 0 : (16 * s) >> p.group_shift) * 64 + j * 16 + row_g;
+                const T zero = static_cast<T>(0.0f);
+                detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
+                                          has_zero ? meta_folds[row] : zero,
+                                          has_zero ? meta_folds[row + 8] : zero);
+              }
               uint32_t a[4];
               detail::pairs_to_fragment(v, a);
 #pragma unroll
               for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+                gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
+                                     b[tt][2 * half + 1]);
               }
-            } else if constexpr (!kNibbleSplit) {  // fp16 int8
-              __half2 column[2], column8[2];
-              gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
-              gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
-              const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
-                                     gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
-#pragma unroll
-              for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
-              }
-            } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
-              __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
-              gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
-              gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
-              const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
-                                        gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
-              const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
-                                        gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
-#pragma unroll
-              for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
-                gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half], b16[tt][2 * half + 1]);
-              }
-            }
-          }
-          if (half == 0) {  // after enter_group: a new group starts with this pair's correction
-#pragma unroll
-            for (int tt = 0; tt < kTiles; ++tt) {
-              gpu::mma_m16n8k16<T>(correction[tt], b[tt], offset_low_k, offset_high_k);
-            }
-          }
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
-            if constexpr (kBits == 4) {
-              gpu::int4_word_to_pairs<T>(words[j][s], v);
-            } else {
-              gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
-              gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
-            }
-            if (!kScaleSums || has_zero) {
-              const int row = slice_scale_row(p.group_shift, s) * 64 + j * 16 + row_g;
-              const T zero = static_cast<T>(0.0f);
-              detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
-                                        has_zero ? meta_folds[row] : zero,
-                                        has_zero ? meta_folds[row + 8] : zero);
-            }
-            uint32_t a[4];
-            detail::pairs_to_fragment(v, a);
-#pragma unroll
-            for (int tt = 0; tt < kTiles; ++tt) {
-              gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
-                                   b[tt][2 * half + 1]);
             }
           }
         }
       }
+      read_offset += stage_bytes;
+      if (read_offset == stages_end) read_offset = 0;
+      write_offset += stage_bytes;
+      if (write_offset == stages_end) write_offset = 0;
     }
-    read_offset += stage_bytes;
-    if (read_offset == stages_end) read_offset = 0;
-    write_offset += stage_bytes;
-    if (write_offset == stages_end) write_offset = 0;
+  };
+  if (p.group_shift >= 6) {
+    mainloop(std::true_type{});
+  } else {
+    mainloop(std::false_type{});
   }
   gpu::cp_async_wait<0>();
   if (kScaleSums && current_group >= 0) flush_group(false);

@@ -33,6 +33,21 @@ __device__ __forceinline__ void cp_async_16_if(bool issue, uint32_t dst, const v
       : "memory");
 }
 
+// cp_async_16_if at dst + kOffset from src + kOffset, the offset folded into both addresses
+// ([reg + imm]): ptxas does not fold a constant added to the shared address itself, and spent one
+// integer add per copy on it (the decode weight runs: 4 or 8 copies per block).
+template <int kOffset>
+__device__ __forceinline__ void cp_async_16_if_at(bool issue, uint32_t dst, const void* src) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.ne.b32 p, %0, 0;\n"
+      "  @p cp.async.cg.shared.global [%1+%3], [%2+%3], 16;\n"
+      "}\n" ::"r"(static_cast<int>(issue)),
+      "r"(dst), "l"(src), "n"(kOffset)
+      : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
