@@ -125,12 +125,22 @@ for stage in "$@"; do
         --json "$out/decode_int8.json" > "$out/decode_int8.log" 2>&1
       note "decode int8 bench: rc=$?" ;;
     decode-split-sweep)
-      # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 on the default shapes.
+      # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 on the default shapes, with the
+      # default epilogue for the depth and then with the reduce kernel (no clusters), beside the
+      # heuristic's choice; the table (scripts/perf/split_table.py) goes to the summary.
+      sweep_args=(--tiers decode -m 1,16 --no-cublas)
+      "$build/bench/sailfish_bench" "${sweep_args[@]}" --json "$out/split_auto.json" \
+        > "$out/split_auto.log" 2>&1
       for s in ${DECODE_SWEEP_SPLITS:-1 2 3 4 6 8}; do
-        SAILFISH_DECODE_SPLITS=$s timeout 200 "$build/bench/sailfish_bench" --tiers decode -m 1,16 \
-          --no-cublas --json "$out/split_s$s.json" > "$out/split_s$s.log" 2>&1
-        note "split sweep s=$s: rc=$?"
-      done ;;
+        SAILFISH_DECODE_SPLITS=$s timeout 200 "$build/bench/sailfish_bench" "${sweep_args[@]}" \
+          --json "$out/split_s$s.json" > "$out/split_s$s.log" 2>&1
+        [ "$s" -gt 1 ] && SAILFISH_DECODE_SPLITS=$s SAILFISH_DECODE_CLUSTER_REDUCE=0 timeout 200 \
+          "$build/bench/sailfish_bench" "${sweep_args[@]}" --json "$out/split_s${s}_e2.json" \
+          > "$out/split_s${s}_e2.log" 2>&1
+        note "split sweep s=$s: done"
+      done
+      python3 "$root/scripts/perf/split_table.py" "$out/split_auto.json" "$out"/split_s*.json \
+        | tee -a "$summary" ;;
     decode-cluster)
       # The split epilogues at M = 1 and 16 (DECODE_CLUSTER_M): the cluster reduce (default, with
       # cuBLAS and the floor) against the reduce kernel, int4 then int8; the table goes to the
