@@ -35,14 +35,18 @@ constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero
 // Tokens per mma (the n8 of m16n8k16) and the token-tile counts compiled.
 constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
-// Each split keeps at least this many k-blocks, so its pipeline fills (strip kernel); the
-// warp-split kernel divides a split among its 4 warps and wants at least 4 blocks per warp: with
-// 3-4 CTAs per SM the one-wave depth gave 2-2.7 blocks per warp on K = 4096 and ran up to 31%
-// longer than 4 splits (H200 sweep, docs/perf/data/decode_v6_split_s*.json: l3-8b.o M = 16
-// 14.4 us at 6 splits, 11.0 at 4; l3-8b.qkv M = 1 9.5 at 5, 8.7 at 4); where it won, by 2%
-// (l3-8b.o M = 1: 6.99 us at 8 splits, 7.14 at 4).
+// Each split keeps at least this many k-blocks, so its pipeline fills (strip kernel). The
+// warp-split kernel divides a split among its 4 warps and wants at least 6 blocks per warp: a
+// warp's prologue and epilogue cost about two blocks' worth of instructions, and the kernel is
+// bound by the SM's instruction stream, so short warps spend a large share on them.
+//   - v9 (decode_v6_split_s*.json): 2-2.7 blocks per warp ran up to 31% longer than 4;
+//   - v11b, forced depths 1-8 on 14 shapes at M = 1 and 16 (decode_v11_split_sweep*.json):
+//     with this rule the heuristic's depth is on average 1.038x the best depth's time (the
+//     geometric mean over the 28 cases), against 1.070x at 4 blocks per warp and 1.062x at 8;
+//     l3-8b.o 5.38 us against 6.41 at M = 1, l3-8b.qkv at M = 16 8.28 against 10.84; worst case
+//     m13b.o (5120 x 5120) at M = 16, 1.12x (3 splits; 4 was best).
 constexpr int kMinBlocksPerSplit = 4;
-constexpr int kWarpSplitMinBlocksPerSplit = 16;
+constexpr int kWarpSplitMinBlocksPerSplit = 24;
 
 SF_HOST_DEVICE constexpr int weight_stage_bytes(int bits) { return 64 * 64 * bits / 8; }
 SF_HOST_DEVICE constexpr int activation_stage_bytes(int token_tiles) {
@@ -94,7 +98,7 @@ SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
 // (docs/perf/decode.md).
 // Worked example, H200 (132 SMs), warp-split kernel, int4 g128 at M = 1 (4 CTAs/SM: 528 slots):
 //   l3-70b.o, N = K = 8192 (128 strips, 128 k-blocks): 528 / 128 -> 4 splits (512 CTAs);
-//   l3-8b.qkv, N = 6144 (96 strips, 64 k-blocks): 5 by the wave, capped at 64 / 16 -> 4 splits;
+//   l3-8b.qkv, N = 6144 (96 strips, 64 k-blocks): 5 by the wave, capped at 64 / 24 -> 2 splits;
 //   l3-8b.gate_up (448 strips): 1 split.
 SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int64_t k_blocks,
                                          int sm_count, int ctas_per_sm,
@@ -108,16 +112,17 @@ SF_HOST_DEVICE constexpr int split_count(int64_t n_blocks, int64_t m_groups, int
   return static_cast<int>(splits);
 }
 
-// The warp-split kernel's depth: four blocks per warp (kWarpSplitMinBlocksPerSplit) where the
-// grid still covers every SM at that depth; a grid that cannot (router GEMVs: one to four strips)
-// keeps two blocks per warp, since there parallelism, not the pipeline ramp, is what is short
+// The warp-split kernel's depth: six blocks per warp (kWarpSplitMinBlocksPerSplit) where the
+// grid still covers at least half the SMs at that depth (l3-8b.o: 64 strips x 2 splits = 128
+// CTAs on 132 SMs, the fastest depth); a grid that cannot (router GEMVs: one to four strips)
+// keeps two blocks per warp, since there parallelism, not the per-warp overhead, is what is short
 // (H200, K x N = 2880 x 32 at M = 1: 4.0 us at 5 splits, 5.3 us at 2).
 constexpr int kWarpSplitMinBlocksSmallGrid = 8;
 SF_HOST_DEVICE constexpr int warp_split_count(int64_t n_blocks, int64_t m_groups,
                                               int64_t k_blocks, int sm_count, int ctas_per_sm) {
   const int splits = split_count(n_blocks, m_groups, k_blocks, sm_count, ctas_per_sm,
                                  kWarpSplitMinBlocksPerSplit);
-  if (n_blocks * m_groups * splits >= sm_count) return splits;
+  if (2 * n_blocks * m_groups * splits >= sm_count) return splits;
   return split_count(n_blocks, m_groups, k_blocks, sm_count, ctas_per_sm,
                      kWarpSplitMinBlocksSmallGrid);
 }

@@ -27,16 +27,23 @@ TEST(DecodeConfig, SplitsTileEveryKBlockOnce) {
 TEST(DecodeConfig, SplitCountWorkedExamples) {
   // The worked examples in config.h: H200, warp-split kernel at M = 1, 4 CTAs/SM.
   EXPECT_EQ(split_count(128, 1, 128, 132, 4, kWarpSplitMinBlocksPerSplit), 4);
-  EXPECT_EQ(split_count(96, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 4);
+  EXPECT_EQ(split_count(96, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 2);
   EXPECT_EQ(split_count(448, 1, 64, 132, 4, kWarpSplitMinBlocksPerSplit), 1);
-  // l3-8b.o at M = 16 (3 CTAs/SM): the wave allows 6, four blocks per warp cap it at 4.
-  EXPECT_EQ(warp_split_count(64, 1, 64, 132, 3), 4);
-  EXPECT_EQ(warp_split_count(96, 1, 64, 132, 4), 4);
+  // l3-8b.o at M = 16 (3 CTAs/SM): the wave allows 6, six blocks per warp cap it at 2, and
+  // 128 CTAs cover more than half the SMs.
+  EXPECT_EQ(warp_split_count(64, 1, 64, 132, 3), 2);
+  EXPECT_EQ(warp_split_count(96, 1, 64, 132, 4), 2);
   EXPECT_EQ(warp_split_count(128, 1, 448, 132, 4), 4);
-  // A router GEMV (K x N = 2880 x 32: one strip, 45 k-blocks) cannot cover the SMs at 2 splits,
-  // so it keeps two blocks per warp: 5 splits.
+  // l3-8b.down (224 k-blocks) at M = 1: 9 by six blocks per warp, 8 by the wave.
+  EXPECT_EQ(warp_split_count(64, 1, 224, 132, 4), 8);
+  // m13b.o (5120 x 5120: 80 strips, 80 k-blocks) at M = 16: 4 by the wave, 3 by the blocks.
+  EXPECT_EQ(warp_split_count(80, 1, 80, 132, 3), 3);
+  // A router GEMV (K x N = 2880 x 32: one strip, 45 k-blocks) covers one SM at one split, so it
+  // keeps two blocks per warp: 5 splits.
   EXPECT_EQ(warp_split_count(1, 1, 45, 132, 4), 5);
   EXPECT_EQ(warp_split_count(1, 1, 64, 132, 4), 8);
+  // 32 strips at 2 splits cover fewer than half the SMs: two blocks per warp, 8 splits.
+  EXPECT_EQ(warp_split_count(32, 1, 64, 132, 4), 8);
   // Never past one wave, never below the minimum blocks per split, never below one split.
   EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
   EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
@@ -75,10 +82,11 @@ TEST(DecodeConfig, SharedMemoryFitsHopper) {
   }
 }
 
-TEST(DecodeConfig, WarpSplitKeepsFourBlocksPerWarp) {
+TEST(DecodeConfig, WarpSplitKeepsSixBlocksPerWarp) {
   for (int64_t k_blocks : {16, 64, 224, 448}) {
     const int s = split_count(64, 1, k_blocks, 132, 3, kWarpSplitMinBlocksPerSplit);
-    EXPECT_GE(k_blocks / s, kWarpSplitMinBlocksPerSplit) << k_blocks;
+    if (s > 1) EXPECT_GE(k_blocks / s, kWarpSplitMinBlocksPerSplit) << k_blocks;
+    if (k_blocks < 2 * kWarpSplitMinBlocksPerSplit) EXPECT_EQ(s, 1) << k_blocks;
   }
   EXPECT_LE(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles), 227 * 1024);
 }
