@@ -175,8 +175,9 @@ __global__ void __launch_bounds__(kThreads)
       gpu::cp_async_16_if_at<j * 32 * kRunBytes + 16 * c>(issue, stage + lane * kRunBytes,
                                                           weight_cursor);
     });
-    // 32-bit element offset (scales hold K / group x n_pad < 2^31 elements), so the address is
-    // one wide multiply-add rather than 64-bit shifts and adds.
+    // 32-bit element offset (PackedGeometry::make keeps n_pad x k_pad under 2^34, so the scales
+    // hold at most 2^30 elements): the address is one wide multiply-add rather than 64-bit
+    // shifts and adds.
     const uint32_t src =
         meta_lane + static_cast<uint32_t>((meta_kb * 64) >> p.group_shift) * meta_row_elements;
     gpu::cp_async_16_if(issue && copies_meta, stage + meta_offset + lane * 16, scales + src);
