@@ -43,7 +43,9 @@ TEST_P(DecodeFormats, MatchesReference) {
   // long enough in k for several splits.
   const int64_t shapes[][2] = {{200, 1000}, {128, 2048}};
   for (const auto& shape : shapes) {
-    for (int64_t m : {int64_t(1), int64_t(13), int64_t(40)}) {
+    // M = 1 and 13: scaled sums (1 and 2 token tiles); 24: per-pair scaling (3 tiles); 40: the
+    // strip kernel.
+    for (int64_t m : {int64_t(1), int64_t(13), int64_t(24), int64_t(40)}) {
       const RandomWeightSpec spec =
           testing::format_spec(f, shape[0], shape[1], group_size, act_order, dtype);
       const GemmCase c = testing::gemm_case(testing::random_weight(rng, spec), dtype, m, m != 13,
