@@ -2,6 +2,8 @@
 """Split-depth sweep as one table: per (shape, M), the auto run and every forced depth.
 
 Usage: split_table.py AUTO_JSON SWEEP_JSON [SWEEP_JSON ...]   (a markdown table on stdout)
+       split_table.py SWEEP_SET_JSON   (docs/perf/data/decode_v11_split_sweep*.json: the same
+                                        bench JSONs under "runs", the heuristic's as split_auto)
 Sweep files are bench JSONs of forced depths (SAILFISH_DECODE_SPLITS; scripts/device_round.sh
 decode-split-sweep). Each cell is the time in us and the epilogue (e3 cluster, e2 reduce kernel,
 e0 one split); where two files forced the same depth with different epilogues, both are shown.
@@ -12,10 +14,13 @@ import json
 import re
 
 
-def rows_of(path):
-    with open(path) as f:
-        data = json.load(f)
+def ok_rows(data):
     return [r for r in data["rows"] if r.get("status") == "ok"]
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def launch_fields(row):
@@ -24,13 +29,20 @@ def launch_fields(row):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("auto")
-    parser.add_argument("sweeps", nargs="+")
+    parser.add_argument("auto", help="the heuristic's bench JSON, or a sweep set")
+    parser.add_argument("sweeps", nargs="*", help="bench JSONs of forced depths")
     args = parser.parse_args()
-    auto = {(r["shape"], r["M"]): r for r in rows_of(args.auto)}
+    first = load(args.auto)
+    if "runs" in first:
+        runs = dict(first["runs"])
+        auto_data = runs.pop("split_auto")
+        sweeps = list(runs.values())
+    else:
+        auto_data, sweeps = first, [load(path) for path in args.sweeps]
+    auto = {(r["shape"], r["M"]): r for r in ok_rows(auto_data)}
     forced = {}  # (shape, M) -> {(splits, epilogue): us}
-    for path in args.sweeps:
-        for r in rows_of(path):
+    for data in sweeps:
+        for r in ok_rows(data):
             f = launch_fields(r)
             cell = (f.get("splits"), f.get("epilogue"))
             forced.setdefault((r["shape"], r["M"]), {})[cell] = r["us"]
