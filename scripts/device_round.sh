@@ -9,6 +9,12 @@ build=${SAILFISH_BUILD_DIR:-$root/build}  # a variant build (device_build_varian
 mkdir -p "$out"
 summary=$out/summary.txt
 : > "$summary"
+# The device copy's git metadata can lag the tree it runs: the bench's git_revision gets the
+# sources' content hash as well (scripts/source_hash.sh says how to match it to a commit).
+if [ -z "${SAILFISH_GIT_REVISION:-}" ]; then
+  revision=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+  export SAILFISH_GIT_REVISION="$revision+sources-$(bash "$root/scripts/source_hash.sh" "$root")"
+fi
 note() { echo "$*" | tee -a "$summary"; }
 bench() { "$build/bench/sailfish_bench" "$@"; }
 # Bench arguments for a profiled run: one launch of one row, no baseline, no check.
