@@ -41,8 +41,12 @@ namespace sailfish::decode {
 namespace detail {
 
 // A warp's sums parked in shared memory for another warp or CTA to add, laid out
-// [j][tt][i][lane] so the 32 lanes touch 32 consecutive words; fragment f = j * kTiles + tt
-// starts at word f * 4 * 32.
+// [j][tt][i][lane] so the 32 lanes touch 32 consecutive words: element i of fragment
+// f = j * kTiles + tt of a lane is word parked_word(f, i, lane).
+__device__ __forceinline__ constexpr int parked_word(int fragment, int i, int lane) {
+  return (fragment * 4 + i) * 32 + lane;
+}
+
 template <int kTiles>
 __device__ __forceinline__ void park_sums(float* parked, const float (&total)[4][kTiles][4],
                                           int lane) {
@@ -52,7 +56,7 @@ __device__ __forceinline__ void park_sums(float* parked, const float (&total)[4]
     for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        parked[((j * kTiles + tt) * 4 + i) * 32 + lane] = total[j][tt][i];
+        parked[parked_word(j * kTiles + tt, i, lane)] = total[j][tt][i];
       }
     }
   }
@@ -83,7 +87,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
         const uint32_t remote = gpu::map_shared_to_rank(parked_address, r);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          sum[i] += gpu::load_shared_cluster(remote + ((f * 4 + i) * 32 + lane) * 4);
+          sum[i] += gpu::load_shared_cluster(remote + parked_word(f, i, lane) * 4);
         }
       }
     }
@@ -479,7 +483,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            total[j][tt][i] += other[((j * kTiles + tt) * 4 + i) * 32 + lane];
+            total[j][tt][i] += other[detail::parked_word(j * kTiles + tt, i, lane)];
           }
         }
       }
