@@ -131,10 +131,11 @@ for stage in "$@"; do
         --json "$out/decode_int8.json" > "$out/decode_int8.log" 2>&1
       note "decode int8 bench: rc=$?" ;;
     decode-split-sweep)
-      # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 on the default shapes, with the
-      # default epilogue for the depth and then with the reduce kernel (no clusters), beside the
-      # heuristic's choice; the table (scripts/perf/split_table.py) goes to the summary.
-      sweep_args=(--tiers decode -m 1,16 --no-cublas)
+      # Forced split depths (DECODE_SWEEP_SPLITS) at M = 1 and 16 (DECODE_SWEEP_M) on the default
+      # shapes, with the default epilogue for the depth and then with the reduce kernel (no
+      # clusters), beside the heuristic's choice; the table (scripts/perf/split_table.py) goes to
+      # the summary.
+      sweep_args=(--tiers decode -m "${DECODE_SWEEP_M:-1,16}" --no-cublas)
       "$build/bench/sailfish_bench" "${sweep_args[@]}" --json "$out/split_auto.json" \
         > "$out/split_auto.log" 2>&1
       for s in ${DECODE_SWEEP_SPLITS:-1 2 3 4 6 8}; do

@@ -98,6 +98,9 @@ struct Options {
   std::optional<bool> decode_cluster_reduce;
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
+  // Decode warp-split kernel's pipeline stages per warp, 3 or 4 (tuning and tests). Only the
+  // 17-32 tokens per CTA kernels vary their depth; elsewhere the option is ignored.
+  std::optional<int64_t> decode_warp_stages;         // SAILFISH_DECODE_WARP_STAGES (default: auto)
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by shape
                                                      // class: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
@@ -137,6 +140,7 @@ struct DecodePlan {
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
   int warp_stage_bytes = 0;       // warp-split kernel: bytes of one pipeline stage
   int act_rows = 0;               // warp-split kernel: activation rows a stage holds
+  int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3 or 4)
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;

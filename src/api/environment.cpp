@@ -92,6 +92,16 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
 
   SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_SPLITS", 1, &number));
   r.decode_splits = options.decode_splits.has_value() ? options.decode_splits : number;
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_WARP_STAGES", 3, &number));
+  r.decode_warp_stages =
+      options.decode_warp_stages.has_value() ? options.decode_warp_stages : number;
+  if (r.decode_warp_stages.has_value() && *r.decode_warp_stages != 3 &&
+      *r.decode_warp_stages != 4) {
+    const bool from_options = options.decode_warp_stages.has_value();
+    return invalid_argument(from_options ? "decode_warp_stages" : "SAILFISH_DECODE_WARP_STAGES",
+                            " is ", *r.decode_warp_stages,
+                            "; the decode warp-split kernel runs 3 or 4 stages a warp");
+  }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_MIN_M", 1, &number));
   r.prefill_min_m = options.prefill_min_m.has_value() ? options.prefill_min_m : number;
   if (r.prefill_min_m.has_value() && *r.prefill_min_m < 1) {

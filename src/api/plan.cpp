@@ -143,7 +143,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     case Tier::kAuto: {
       const PackedGeometry& g = problem.geometry;
       const int64_t prefill_min_m =
-          resolved.prefill_min_m.value_or(api::default_prefill_min_m(g.bits, g.n, g.k));
+          resolved.prefill_min_m.value_or(api::default_prefill_min_m(g.bits));
       const int64_t prefill_max_m = resolved.prefill_max_m.value_or(kDefaultPrefillMaxM);
       const Status prefill = prefill::prefill_available(device);
       const std::string unavailable =
@@ -170,7 +170,8 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   }
   if (p.tier == Tier::kDecode) {
     SF_RETURN_IF_ERROR(
-        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_split,
+        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_stages,
+                            resolved.decode_warp_split,
                             resolved.decode_cluster_reduce, &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,

@@ -71,14 +71,30 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
                                                     bool zero_points) {
   return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);
 }
-SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage) {
-  return kWarpHeaderBytes + kStages * stage;
+// Stages per warp: kStages, or for 3-4 token tiles (M 17-32 per CTA) 3 or 4 chosen per problem
+// (warp_split_stages_for; DecodeParams::warp_stages). There a stage is mostly activation rows
+// (4 KB of 6.2 at M = 32, int4), and four stages hold an SM to 2 CTAs, 8 warps: the kernel was
+// latency-bound. Three stages fit 3 CTAs (int4 g128 symmetric: an SM gives 3 CTAs 3 x (75 KB +
+// 1 KB reserved)), which ran the multi-wave grids 18-30% faster; where the grid puts only about
+// 2 CTAs on an SM anyway, four stages keep more blocks in flight per warp and were up to 36%
+// faster (H200, v12a in docs/perf/decode.md). At 1-2 token tiles registers, not shared memory,
+// bound the CTAs per SM, and three stages were up to 6% slower.
+constexpr int kWarpSplitFewStages = 3;
+SF_HOST_DEVICE constexpr bool warp_split_stages_vary(int token_tiles) {
+  return token_tiles >= 3 && kStages > kWarpSplitFewStages;
+}
+SF_HOST_DEVICE constexpr int warp_split_min_stages(int token_tiles) {
+  return warp_split_stages_vary(token_tiles) ? kWarpSplitFewStages : kStages;
+}
+SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
+  return kWarpHeaderBytes + stages * stage;
 }
 // The largest a warp-split CTA can need (token_tiles * 8 rows, group 16 with zero points); the
 // kernel's shared-memory attribute is set to it once.
 SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles) {
-  return kWarps * warp_split_region_bytes(warp_split_stage_bytes(
-                      bits, token_tiles * kTokensPerTile, kMaxMetaRows, true));
+  return kWarps * warp_split_region_bytes(warp_split_stage_bytes(bits, token_tiles * kTokensPerTile,
+                                                                 kMaxMetaRows, true),
+                                          kStages);
 }
 static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024, "fits an SM");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
@@ -125,6 +141,22 @@ SF_HOST_DEVICE constexpr int warp_split_count(int64_t n_blocks, int64_t m_groups
   if (2 * n_blocks * m_groups * splits >= sm_count) return splits;
   return split_count(n_blocks, m_groups, k_blocks, sm_count, ctas_per_sm,
                      kWarpSplitMinBlocksSmallGrid);
+}
+
+// A grid of more tiles (strips x M groups) than resident CTAs, at one split: two splits instead
+// (the cluster epilogue pairs a strip's CTAs) when that cuts what one slot streams, counted in
+// whole waves (ceil(tiles * splits / slots) waves of k_blocks / splits blocks), by a fifth or
+// more, and each split keeps kWarpSplitMinBlocksPerSplit blocks. Measured on the H200 at M = 24
+// and 32 (3 stages, 396 slots; v12a in docs/perf/decode.md):
+//   l3-8b.gate_up, 448 tiles x 64 blocks: 2 waves x 64 -> 3 x 32 (0.75), 45.4 -> 36.6 us;
+//   l3-70b.gate_up, 896 x 128: 3 x 128 -> 5 x 64 (0.83), stays at one split (114.8 us; 115.9
+//   at two).
+SF_HOST_DEVICE constexpr bool multi_wave_split_pays(int64_t tiles, int64_t k_blocks,
+                                                    int64_t slots) {
+  if (slots < 1 || tiles <= slots || k_blocks / 2 < kWarpSplitMinBlocksPerSplit) return false;
+  const int64_t one = (tiles + slots - 1) / slots * k_blocks;
+  const int64_t two = (2 * tiles + slots - 1) / slots * ((k_blocks + 1) / 2);
+  return 5 * two <= 4 * one;
 }
 
 // How partial sums leave a CTA.

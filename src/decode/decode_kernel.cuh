@@ -48,8 +48,9 @@ struct DecodeParams {
   int32_t group_shift;     // log2(group rows); 30 for channelwise (every column in group 0)
   int32_t splits;
   Epilogue epilogue;
-  // Warp-split kernel only (config.h): bytes of one stage and the activation rows it holds.
-  int32_t warp_stage_bytes, act_rows;
+  // Warp-split kernel only (config.h): bytes of one stage, the activation rows it holds, and
+  // the stages per warp (read at 3-4 token tiles: warp_split_stages_vary).
+  int32_t warp_stage_bytes, act_rows, warp_stages;
 };
 
 namespace detail {

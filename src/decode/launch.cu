@@ -51,6 +51,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   const bool f16 = p.act_dtype == DType::kF16;
   int ctas_per_sm = 0;
+  bool multi_wave_pair = false;  // two splits on a grid of several waves (config.h)
   SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, d->token_tiles, d->warp_split,
                                                  zero_points, d->shared_bytes, &ctas_per_sm)
                          : occupancy_for<__nv_bfloat16>(g.bits, d->token_tiles, d->warp_split,
@@ -63,6 +64,10 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
     d->splits = static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks));
   } else if (d->warp_split) {
     d->splits = warp_split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
+    const int64_t slots = int64_t(plan->sm_count) * ctas_per_sm;
+    multi_wave_pair =
+        d->splits == 1 && multi_wave_split_pays(g.n_blocks * d->m_groups, g.k_blocks, slots);
+    if (multi_wave_pair) d->splits = 2;
   } else {
     d->splits = split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
   }
@@ -93,7 +98,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
     return clusters;
   };
   const int cluster_splits =
-      cluster_split_count(d->splits, forced_splits.has_value(), g.n_blocks * d->m_groups,
+      cluster_split_count(d->splits, forced_splits.has_value() || multi_wave_pair,
+                          g.n_blocks * d->m_groups,
                           static_cast<int64_t>(g.code_bytes()), max_clusters);
   SF_RETURN_IF_ERROR(first_error);
   if (cluster_splits > 0) {
@@ -105,8 +111,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
 
 }  // namespace
 
-Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, bool cluster_reduce,
-                   Plan* plan) {
+Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
+                   bool warp_split, bool cluster_reduce, Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   DecodePlan d;
@@ -121,14 +127,30 @@ Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, bool c
     d.warp_stage_bytes = warp_split_stage_bytes(g.bits, d.act_rows,
                                                 meta_rows_for(::sailfish::detail::group_shift(g)),
                                                 zero_points);
-    d.shared_bytes = kWarps * warp_split_region_bytes(d.warp_stage_bytes);
   } else {
     d.shared_bytes = shared_bytes(g.bits, d.token_tiles);
   }
+  // The warp-split kernel's stages per warp (config.h, warp_split_stages_vary): at 3-4 token
+  // tiles, four unless the four-stage plan ends without the cluster epilogue (one split, or the
+  // reduce kernel), where the grid has CTAs to spare for a third CTA per SM.
+  auto choose = [&](int stages) {
+    if (d.warp_split) {
+      d.warp_stages = stages;
+      d.shared_bytes = kWarps * warp_split_region_bytes(d.warp_stage_bytes, stages);
+    }
+    return choose_splits_and_epilogue(forced_splits, cluster_reduce, plan, &d);
+  };
+  const bool stages_vary = d.warp_split && warp_split_stages_vary(d.token_tiles);
+  const bool stages_forced = stages_vary && forced_stages.has_value();
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
-  const Status chosen = choose_splits_and_epilogue(forced_splits, cluster_reduce, plan, &d);
+  Status chosen = choose(stages_forced ? static_cast<int>(*forced_stages) : kStages);
+  if (chosen.ok() && stages_vary && !stages_forced &&
+      d.epilogue != static_cast<int>(Epilogue::kCluster)) {
+    Status fewer = choose(kWarpSplitFewStages);
+    std::swap(chosen, fewer);
+  }
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
@@ -201,6 +223,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.epilogue = static_cast<Epilogue>(d.epilogue);
   params.warp_stage_bytes = d.warp_stage_bytes;
   params.act_rows = d.act_rows;
+  params.warp_stages = d.warp_stages;
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
   SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d, grid, pdl, stream));

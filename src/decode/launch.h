@@ -13,10 +13,12 @@ namespace sailfish::decode {
 // sm_count must be set). Host only; queries the kernel's occupancy.
 // forced_splits: a split-K depth to use instead of the heuristic (clamped to the k-blocks).
 // warp_split: use the warp-split kernel where it applies (M <= 32 per CTA).
+// forced_stages: the warp-split kernel's stages per warp (3 or 4) instead of the heuristic, where
+// the count varies (17-32 tokens per CTA: config.h, warp_split_stages_vary); ignored elsewhere.
 // cluster_reduce: let the split CTAs of a strip reduce through a cluster (Epilogue::kCluster)
 // where it applies (warp-split kernel, sm_90, 2 to 8 splits, not the red.global epilogue).
-Status plan_decode(std::optional<int64_t> forced_splits, bool warp_split, bool cluster_reduce,
-                   Plan* plan);
+Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
+                   bool warp_split, bool cluster_reduce, Plan* plan);
 
 // Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
 Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);

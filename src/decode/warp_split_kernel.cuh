@@ -6,7 +6,8 @@
 // at about 2 TB/s. Here the 4 warps of a CTA split the CTA's k-range instead (the first seed's
 // "warps split K contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
-//     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp);
+//     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
+//     3-4 token tiles where the plan asks: config.h, warp_split_stages_vary);
 //   - the activation slice and scale rows of the block ride in the same commit group; ldmatrix
 //     and the scale loads read bytes other lanes of the same warp copied, so each stage needs a
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
@@ -19,7 +20,7 @@
 // epilogue the split CTAs of the strip then add their sums through distributed shared memory.
 //
 // Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
-// kWarps * (128 + kStages * (block + act_rows * 128 + meta_rows * 128 (x2 with zero points))),
+// kWarps * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x2 with zero points))),
 // 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
 #pragma once
 
@@ -112,8 +113,15 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kRunBytes = kBits * 4;  // 16 (int4) or 32 (int8) bytes per (n16 group, lane)
   constexpr int kWordsPerGroup = kBits;  // words of one n16 group's run
   constexpr bool kScaleSums = kTiles <= 2;
+  // Stages per warp: kStages, or 3 or 4 at 3-4 token tiles (p.warp_stages, config.h).
+  constexpr bool kStagesVary = warp_split_stages_vary(kTiles);
+  const int stages = kStagesVary ? p.warp_stages : kStages;
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
-  static_assert(4 * kTiles * 4 * 32 * 4 <= kWarpHeaderBytes + kStages * kW,
+  // A CTA with kTiles token tiles holds at least (kTiles - 1) * 8 + 1 activation rows a stage
+  // (token_tiles_for).
+  constexpr int kMinStageBytes = kW + ((kTiles - 1) * kTokensPerTile + 1) * 128;
+  static_assert(4 * kTiles * 4 * 32 * 4 <=
+                    kWarpHeaderBytes + warp_split_min_stages(kTiles) * kMinStageBytes,
                 "the cross-warp reduction reuses a warp's region");
   extern __shared__ __align__(16) uint8_t smem[];
 
@@ -126,9 +134,9 @@ __global__ void __launch_bounds__(kThreads)
   const int kb_end = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps;
   const int num_blocks = kb_end - kb_begin;
   // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
-  // kStages stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many folds)].
+  // `stages` stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many folds)].
   const int stage_bytes = p.warp_stage_bytes;
-  const int region_bytes = warp_split_region_bytes(stage_bytes);
+  const int region_bytes = warp_split_region_bytes(stage_bytes, stages);
   uint8_t* region = smem + warp * region_bytes;
   const uint32_t region_address = gpu::shared_address(region);
   const uint32_t zero_chunk = region_address;
@@ -278,27 +286,31 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  // The prologue fills kStages - 1 stages: the weights of all of them first, before waiting for
+  // The prologue fills stages - 1 stages: the weights of all of them first, before waiting for
   // the previous kernel (programmatic dependent launch: the weight stream starts while it
   // drains), then their activations, one commit group per stage (decode_kernel.cuh:
   // fill_pipeline, whose group accounting this keeps). Each loop trip refills one stage and
-  // commits one group, so wait_group<kStages - 2> always means "stage i has landed".
+  // commits one group, so wait_group<stages - 2> always means "stage i has landed".
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    issue_weights(stages_address + i * stage_bytes, i < num_blocks);
+    if (!kStagesVary || i < stages - 1) {
+      issue_weights(stages_address + i * stage_bytes, i < num_blocks);
+    }
   }
   gpu::wait_for_previous_grid();
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) {
-    issue_activations(stages_address + i * stage_bytes, i < num_blocks);
-    gpu::cp_async_commit();
+    if (!kStagesVary || i < stages - 1) {
+      issue_activations(stages_address + i * stage_bytes, i < num_blocks);
+      gpu::cp_async_commit();
+    }
   }
   gpu::allow_next_grid();
 
   const int row_g = lane / 4;
   // Stage cursors (offsets from the warp's first stage), advanced with compare-and-wrap.
-  const int stages_end = kStages * stage_bytes;
-  int read_offset = 0, write_offset = (kStages - 1) * stage_bytes;
+  const int stages_end = stages * stage_bytes;
+  int read_offset = 0, write_offset = (stages - 1) * stage_bytes;
   // The mainloop, compiled twice: for groups of 64 columns or more (every block lies in one group,
   // its scale row is row 0) and for groups of 16 or 32 (a group can end at any slice). The test
   // runs once per CTA; inside the slice loop it had cost a branch, a NOP and a WARPSYNC per slice,
@@ -306,12 +318,16 @@ __global__ void __launch_bounds__(kThreads)
   auto mainloop = [&](auto large_groups) {
     constexpr bool kLargeGroups = decltype(large_groups)::value;
     for (int i = 0; i < num_blocks; ++i) {
-      gpu::cp_async_wait<kStages - 2>();
+      if (!kStagesVary || stages == kStages) {
+        gpu::cp_async_wait<kStages - 2>();
+      } else {
+        gpu::cp_async_wait<kWarpSplitFewStages - 2>();
+      }
       // NOTE: makes the stage's activation and scale bytes (copied by other lanes) and the zero
       // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
       // overwrites.
       __syncwarp();
-      const bool refill = i + kStages - 1 < num_blocks;
+      const bool refill = i + stages - 1 < num_blocks;
       issue_weights(stages_address + write_offset, refill);
       issue_activations(stages_address + write_offset, refill);
       gpu::cp_async_commit();

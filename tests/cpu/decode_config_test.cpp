@@ -101,7 +101,7 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
   EXPECT_EQ(meta_rows_for(4), 4);   // group 16
   EXPECT_EQ(warp_split_stage_bytes(4, 1, 1, false), 2048 + 128 + 128);
   EXPECT_EQ(warp_split_stage_bytes(8, 16, 4, true), 4096 + 16 * 128 + 4 * 256);
-  EXPECT_EQ(kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false)),
+  EXPECT_EQ(kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false), kStages),
             4 * (128 + kStages * 2304));
   for (int bits : {4, 8}) {
     for (int tiles = 1; tiles <= kWarpSplitMaxTiles; ++tiles) {
@@ -110,8 +110,10 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
           for (bool zero : {false, true}) {
             const int stage = warp_split_stage_bytes(bits, rows, meta_rows_for(shift), zero);
             EXPECT_EQ(stage % 128, 0);
-            EXPECT_LE(kWarps * warp_split_region_bytes(stage),
-                      warp_split_max_shared_bytes(bits, tiles));
+            for (int stages : {warp_split_min_stages(tiles), kStages}) {
+              EXPECT_LE(kWarps * warp_split_region_bytes(stage, stages),
+                        warp_split_max_shared_bytes(bits, tiles));
+            }
           }
         }
       }
@@ -159,6 +161,36 @@ TEST(DecodeConfig, ClusterSplitCount) {
       }
     }
   }
+}
+
+// M 17-32 (3-4 token tiles) can run 3 stages a warp so that 3 CTAs fit an SM (int4 g128
+// symmetric): on sm_90 an SM gives 3 CTAs 228 KB of shared memory, 1 KB of each reserved by the
+// runtime. With 4 stages only 2 fit.
+TEST(DecodeConfig, ThreeStagesLetThreeCtasHoldM32) {
+  EXPECT_FALSE(warp_split_stages_vary(1));
+  EXPECT_FALSE(warp_split_stages_vary(2));
+  EXPECT_EQ(warp_split_stages_vary(3), kStages > 3);
+  EXPECT_EQ(warp_split_stages_vary(4), kStages > 3);
+  EXPECT_EQ(warp_split_min_stages(4), kStages > 3 ? 3 : kStages);
+  auto cta_bytes = [](int tiles, int stages) {
+    return kWarps * warp_split_region_bytes(
+                        warp_split_stage_bytes(4, tiles * kTokensPerTile, 1, false), stages) +
+           1024;
+  };
+  for (int tiles : {3, 4}) {
+    EXPECT_LE(3 * cta_bytes(tiles, 3), 228 * 1024) << tiles << " token tiles";
+    EXPECT_GT(3 * cta_bytes(tiles, 4), 228 * 1024) << tiles << " token tiles";
+  }
+}
+
+TEST(DecodeConfig, MultiWaveGridsTakeTwoSplitsWhenTheWavesShrink) {
+  EXPECT_TRUE(multi_wave_split_pays(448, 64, 396));    // l3-8b.gate_up, M = 32: 128 -> 96
+  EXPECT_FALSE(multi_wave_split_pays(896, 128, 396));  // l3-70b.gate_up, M = 32: 384 -> 320
+  EXPECT_FALSE(multi_wave_split_pays(896, 128, 528));  // l3-70b.gate_up, M = 1: 256 -> 256
+  EXPECT_FALSE(multi_wave_split_pays(396, 64, 396));   // one full wave
+  EXPECT_FALSE(multi_wave_split_pays(300, 64, 396));   // less than a wave: split_count's case
+  EXPECT_FALSE(multi_wave_split_pays(448, 46, 396));   // 23 blocks a split: too short
+  EXPECT_FALSE(multi_wave_split_pays(448, 64, 0));
 }
 
 }  // namespace

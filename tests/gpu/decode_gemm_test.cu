@@ -163,6 +163,69 @@ TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
   }
 }
 
+// M 17-32 per CTA: the warp-split kernel with 3 and 4 stages per warp (the plan picks per
+// problem; forced here), every format, one split (the stages' wrap-around over many blocks) and
+// several, with either split epilogue, odd and aligned shapes, and a K short enough that a warp
+// has fewer blocks than stages.
+TEST(DecodeWarpStages, ThreeAndFourStagesMatchReference) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 208);
+  const int64_t shapes[][2] = {{200, 1000}, {136, 4096}, {64, 128}};
+  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
+    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    for (const auto& shape : shapes) {
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(f, shape[0], shape[1], 128, format_index % 3 == 0, dtype));
+      for (int64_t m : {int64_t(17), int64_t(24), int64_t(32)}) {
+        for (int stages : {3, 4}) {
+          for (int splits : {1, 3}) {
+            for (bool cluster : {true, false}) {
+              GemmCase c = testing::gemm_case(w, dtype, m, true, decode_options());
+              c.options.decode_warp_stages = stages;
+              c.options.decode_splits = splits;
+              c.options.decode_cluster_reduce = cluster;
+              const auto r = testing::run_and_check(c, rng());
+              const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
+                                        " k=" + std::to_string(shape[1]) +
+                                        " m=" + std::to_string(m) +
+                                        " stages=" + std::to_string(stages) +
+                                        " splits=" + std::to_string(splits);
+              EXPECT_TRUE(r.ok) << where << ": " << r.message;
+              EXPECT_EQ(r.warp_stages, stages) << where;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The plan's own stage choice at M = 32: four stages where the cluster epilogue runs, three
+// otherwise (one split on a grid of several waves, as l3-70b.gate_up).
+TEST(DecodeWarpStages, PlanPicksThreeStagesForManyWaves) {
+  SF_SKIP_WITHOUT_GPU();
+  Problem problem;
+  problem.m = 32;
+  ASSERT_TRUE(PackedGeometry::make(57344, 8192, 4, 128, &problem.geometry).ok());
+  Plan plan;
+  ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+  EXPECT_EQ(plan.decode.warp_stages, 3);
+  EXPECT_EQ(plan.decode.splits, 1);
+  ASSERT_TRUE(PackedGeometry::make(8192, 8192, 4, 128, &problem.geometry).ok());  // l3-70b.o
+  ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+  if (device_has_clusters() && plan.decode.epilogue == kEpilogueCluster) {
+    EXPECT_EQ(plan.decode.warp_stages, 4);
+  } else {
+    EXPECT_EQ(plan.decode.warp_stages, 3);
+  }
+  problem.m = 1;  // fixed depth below 17 tokens; the option is ignored there
+  Options forced = decode_options();
+  forced.decode_warp_stages = 3;
+  ASSERT_TRUE(sailfish::plan(problem, -1, forced, &plan).ok());
+  EXPECT_EQ(plan.decode.warp_stages, 4);
+}
+
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.
 TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_GPU();

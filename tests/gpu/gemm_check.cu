@@ -161,6 +161,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
                                            : 1;
   r.tokens = plan.tier == Tier::kPrefill ? plan.prefill.tokens : 0;
   r.decode_epilogue = plan.tier == Tier::kDecode ? plan.decode.epilogue : -1;
+  r.warp_stages = plan.tier == Tier::kDecode ? plan.decode.warp_stages : 0;
   r.workspace_bytes = workspace_size(plan);
   r.output_bits = y_bits;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;

@@ -53,6 +53,7 @@ struct GemmCheckResult {
   int splits = 1;              // split-K depth the plan chose
   int tokens = 0;              // prefill tier: the token width (wgmma N) the plan chose
   int decode_epilogue = -1;    // decode tier: the split epilogue the plan chose (DecodePlan)
+  int warp_stages = 0;         // decode tier: the warp-split kernel's stages per warp
   size_t workspace_bytes = 0;  // workspace_size(plan)
   std::vector<uint16_t> output_bits;  // Y of the first run, as stored
 };

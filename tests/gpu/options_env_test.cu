@@ -97,5 +97,37 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
   EXPECT_NE(s.message().find("prefill_stages"), std::string::npos) << s.message();
 }
 
+TEST(DecodeOptions, WarpStagesAreThreeOrFour) {
+  {
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_FALSE(r.decode_warp_stages.has_value());
+  }
+  {
+    ScopedEnv stages("SAILFISH_DECODE_WARP_STAGES", "3");
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_EQ(r.decode_warp_stages.value_or(0), 3);
+    Options o;
+    o.decode_warp_stages = 4;  // the option wins
+    ASSERT_TRUE(api::resolve_options(o, &r).ok());
+    EXPECT_EQ(r.decode_warp_stages.value_or(0), 4);
+  }
+  for (const char* bad : {"2", "5", "four"}) {
+    ScopedEnv stages("SAILFISH_DECODE_WARP_STAGES", bad);
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("SAILFISH_DECODE_WARP_STAGES"), std::string::npos) << s.message();
+  }
+  Options o;
+  o.decode_warp_stages = 8;
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(o, &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("decode_warp_stages is 8"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("3 or 4"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace sailfish

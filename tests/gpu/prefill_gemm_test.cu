@@ -218,9 +218,8 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   }
 }
 
-// The auto tier's lower edge on this GPU (api/dispatch_rules.h): int4 weights below 2^27
-// elements go to prefill from M = 17, larger ones from 33, int8 from 12; the option moves the
-// edge, and dense_min_m still caps decode.
+// The auto tier's lower edge on this GPU (api/dispatch_rules.h): int4 weights go to prefill from
+// M = 33, int8 from 12; the option moves the edge, and dense_min_m still caps decode.
 TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 308);
@@ -229,8 +228,9 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   spec.k = 512;
   GemmCase c;
   c.weight = testing::random_weight(rng, spec);
-  EXPECT_EQ(testing::checked_tier(c, 16, rng()), Tier::kDecode);
-  EXPECT_EQ(testing::checked_tier(c, 17, rng()), Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c, 17, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 32, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kPrefill);
   c.options.prefill_min_m = 65;
   EXPECT_EQ(testing::checked_tier(c, 33, rng()), Tier::kDecode);
   c.options.dense_min_m = 16;
@@ -242,7 +242,7 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   EXPECT_EQ(testing::checked_tier(c8, 11, rng()), Tier::kDecode);
   EXPECT_EQ(testing::checked_tier(c8, 12, rng()), Tier::kPrefill);
 
-  // A large int4 weight (2^27 elements: plan only, no data) stays on decode through M = 32.
+  // A large int4 weight (l3-70b.gate_up's shape class; plan only, no data): the same edge.
   Problem problem;
   ASSERT_TRUE(PackedGeometry::make(16384, 8192, 4, 128, &problem.geometry).ok());
   Plan plan;
