@@ -101,8 +101,8 @@ struct Options {
   // Decode warp-split kernel's pipeline stages per warp, 3 or 4 (tuning and tests). Only the
   // 17-32 tokens per CTA kernels vary their depth; elsewhere the option is ignored.
   std::optional<int64_t> decode_warp_stages;         // SAILFISH_DECODE_WARP_STAGES (default: auto)
-  std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by shape
-                                                     // class: src/api/dispatch_rules.h)
+  std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
+                                                     // width: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
   std::optional<int64_t> prefill_splits;             // SAILFISH_PREFILL_SPLITS (default: auto)
   std::optional<int64_t> prefill_stages;             // SAILFISH_PREFILL_STAGES (default: auto)

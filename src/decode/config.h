@@ -72,7 +72,7 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
   return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);
 }
 // Stages per warp: kStages, or for 3-4 token tiles (M 17-32 per CTA) 3 or 4 chosen per problem
-// (warp_split_stages_for; DecodeParams::warp_stages). There a stage is mostly activation rows
+// (plan_decode in launch.cu; DecodeParams::warp_stages). There a stage is mostly activation rows
 // (4 KB of 6.2 at M = 32, int4), and four stages hold an SM to 2 CTAs, 8 warps: the kernel was
 // latency-bound. Three stages fit 3 CTAs (int4 g128 symmetric: an SM gives 3 CTAs 3 x (75 KB +
 // 1 KB reserved)), which ran the multi-wave grids 18-30% faster; where the grid puts only about

@@ -54,6 +54,12 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
     return internal_error("decode: the cluster epilogue needs the warp-split kernel and 2 to ",
                           kMaxClusterSplits, " splits (got ", params.splits, ")");
   }
+  if constexpr (kWarpSplit && warp_split_stages_vary(kTiles)) {
+    if (params.warp_stages != kWarpSplitFewStages && params.warp_stages != kStages) {
+      return internal_error("decode: the warp-split kernel runs ", kWarpSplitFewStages, " or ",
+                            kStages, " stages a warp (got ", params.warp_stages, ")");
+    }
+  }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
   return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), grid, cluster,
                                  dim3(kThreads), shared, stream, pdl, "decode kernel launch",
