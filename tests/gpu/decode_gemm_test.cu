@@ -219,6 +219,18 @@ TEST(DecodeWarpStages, PlanPicksThreeStagesForManyWaves) {
   } else {
     EXPECT_EQ(plan.decode.warp_stages, 3);
   }
+  // Three stages never end on the reduce kernel: the plan keeps four stages then (l3-70b.o and
+  // l3-70b.down at M = 17).
+  for (const int64_t shape : {int64_t(8192), int64_t(28672)}) {
+    ASSERT_TRUE(PackedGeometry::make(8192, shape, 4, 128, &problem.geometry).ok());
+    for (int64_t m = 17; m <= 32; ++m) {
+      problem.m = m;
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+      if (plan.decode.warp_stages == 3) {
+        EXPECT_NE(plan.decode.epilogue, kEpiloguePartials) << "m=" << m << " k=" << shape;
+      }
+    }
+  }
   problem.m = 1;  // fixed depth below 17 tokens; the option is ignored there
   Options forced = decode_options();
   forced.decode_warp_stages = 3;
