@@ -180,7 +180,8 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 // The split depth for Epilogue::kCluster, or 0 for none (then kPartials keeps `splits`).
 // Host only. max_clusters(s) is how many clusters of s CTAs can be resident at once (the occupancy
 // query; a cluster must fit in one GPC, so on the H200 it is less than SMs x CTAs per SM / s).
-//   - forced depth: that depth, if a cluster of it can be scheduled at all;
+//   - keep_depth (a forced depth, or the multi-wave pair of multi_wave_split_pays, whose grid
+//     is several waves by design): `splits`, if a cluster of it can be scheduled at all;
 //   - heuristic depth: `splits` if its clusters_needed (strips x M groups) clusters are all
 //     resident at once (one wave, as split_count intends). Otherwise the deepest shallower depth
 //     s whose clusters are, but only where the loads it leaves out of flight cost less than the
@@ -188,10 +189,10 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 //     l3-8b.qkv at M = 16, 4 -> 3 splits, 13.4 -> 9.9 us; l3-70b.down at M = 1, 4 -> 3, 35.9 ->
 //     42.4 us.
 template <typename MaxClusters>
-int cluster_split_count(int splits, bool forced, int64_t clusters_needed, int64_t weight_bytes,
-                        MaxClusters&& max_clusters) {
+int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
+                        int64_t weight_bytes, MaxClusters&& max_clusters) {
   if (splits < 2) return 0;
-  if (forced) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
+  if (keep_depth) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
   for (int s = splits < kMaxClusterSplits ? splits : kMaxClusterSplits; s >= 2; --s) {
     if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) return 0;
     if (max_clusters(s) >= clusters_needed) return s;
