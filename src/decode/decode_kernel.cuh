@@ -42,7 +42,7 @@ struct DecodeParams {
   void* y;                 // [m][n]
   const void* bias;        // [n] or null (Epilogue::kStore and kCluster; the others add it
                            // elsewhere)
-  float* partials;         // Epilogue::kPartials: [splits][n_pad][m_pad]
+  float* partials;         // Epilogue::kPartials: [splits][m_pad][n_pad] (token-major)
   int32_t m, n, k;
   int32_t k_blocks, n_pad, m_pad;
   int32_t group_shift;     // log2(group rows); 30 for channelwise (every column in group 0)
@@ -82,11 +82,12 @@ __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int tok
                                                   float lo, float hi, int split) {
   using P = gpu::Pair<T>;
   if (p.epilogue == Epilogue::kPartials) {
-    // Every slot of the workspace tile is written (padding too), so the reduce never reads
-    // uninitialized memory.
-    float* tile = p.partials + (int64_t(split) * p.n_pad + n0) * p.m_pad + token;
-    tile[0] = lo;
-    tile[p.m_pad] = hi;
+    // Token-major, so the pair is one 8-byte store (n0 is even): the 8 lanes of a token write 64
+    // contiguous bytes, and the reduce kernel reads and writes along n, both coalesced. Every slot
+    // of the workspace tile is written (padding too), so the reduce never reads uninitialized
+    // memory.
+    float* row = p.partials + (int64_t(split) * p.m_pad + token) * p.n_pad + n0;
+    *reinterpret_cast<float2*>(row) = make_float2(lo, hi);
     return;
   }
   if (token >= p.m || n0 >= p.n) return;

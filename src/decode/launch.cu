@@ -14,7 +14,6 @@
 namespace sailfish::decode {
 
 using ::sailfish::detail::align_up;
-using ::sailfish::detail::support_grid;
 
 namespace {
 
@@ -166,7 +165,7 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
   d.partials_offset = offset;
   if (d.epilogue == static_cast<int>(Epilogue::kPartials)) {
     const int64_t m_pad = int64_t(d.m_groups) * tokens_per_cta;
-    offset = align_up(offset + size_t(d.splits) * g.n_pad * m_pad * 4, 256);
+    offset = align_up(offset + size_t(d.splits) * m_pad * g.n_pad * 4, 256);
   }
   plan->decode = d;
   plan->workspace_bytes = offset;
@@ -242,9 +241,8 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
     reduce.n = params.n;
     reduce.bias = args.bias;
     reduce.y = args.y;
-    SF_RETURN_IF_ERROR(gpu::launch(reduce_kernel<T>, dim3(support_grid(p.m * g.n, plan.sm_count)),
-                                   dim3(256), 0, stream, pdl, "decode reduce_kernel launch",
-                                   reduce));
+    SF_RETURN_IF_ERROR(gpu::launch(reduce_kernel<T>, reduce_grid(p.m, g.n), dim3(kReduceThreads),
+                                   0, stream, pdl, "decode reduce_kernel launch", reduce));
   }
   return Status();
 }

@@ -10,7 +10,9 @@
 // of the split partials in split order + bias, the same order every run (deterministic).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "common/host_math.h"
 #include "common/launch.cuh"
@@ -82,27 +84,74 @@ Status launch_prep(const PrepParams& prep, int sm_count, bool pdl, cudaStream_t 
 }
 
 struct ReduceParams {
-  const float* partials;  // [splits][n_pad][m_pad]
+  const float* partials;  // [splits][m_pad][n_pad] (token-major; n_pad a multiple of 64)
   int32_t splits, n_pad, m_pad, m, n;
   const void* bias;       // [n] or null
   void* y;                // [m][n]
 };
 
+// Columns one reduce thread sums: one 16-byte load per split.
+constexpr int kReduceColumns = 4;
+constexpr int kReduceThreads = 128;
+
+// The grid: x covers a token's columns in kReduceColumns chunks, y the tokens (grid-stride past
+// the 65535 a grid dimension allows). One thread per chunk gives the most loads in flight: the
+// reduce is bound by the latency of its split loads, not by their bytes (the v12b and v12c
+// trials, which gave a thread several chunks, were slower; docs/perf/decode.md).
+inline dim3 reduce_grid(int64_t m, int64_t n) {
+  const int64_t chunks = (n + kReduceColumns - 1) / kReduceColumns;
+  return dim3(static_cast<unsigned>((chunks + kReduceThreads - 1) / kReduceThreads),
+              static_cast<unsigned>(std::min<int64_t>(m, 65535)));
+}
+
+// Y[token][col..col+3] = sum over splits, in split order, of the partials + bias: the order the
+// cluster epilogue adds in, so the two are bitwise equal. Loads of four splits are issued before
+// their sums, and the adds stay in split order.
 template <typename T>
-__global__ void reduce_kernel(const ReduceParams p) {
-  const int64_t total = int64_t(p.m) * p.n;
+__global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const ReduceParams p) {
+  const int col = (blockIdx.x * kReduceThreads + threadIdx.x) * kReduceColumns;
   const T* bias = static_cast<const T*>(p.bias);
   gpu::wait_for_previous_grid();
   gpu::allow_next_grid();
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int token = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
-    float sum = 0.0f;
-    for (int s = 0; s < p.splits; ++s) {
-      sum += p.partials[(int64_t(s) * p.n_pad + col) * p.m_pad + token];
+  if (col >= p.n) return;
+  const int64_t split_stride = int64_t(p.m_pad) * p.n_pad;
+  for (int token = blockIdx.y; token < p.m; token += gridDim.y) {
+    const float* source = p.partials + int64_t(token) * p.n_pad + col;
+    float sum[kReduceColumns] = {0.0f, 0.0f, 0.0f, 0.0f};
+    auto add = [&sum](const float4& v) {
+      sum[0] += v.x;
+      sum[1] += v.y;
+      sum[2] += v.z;
+      sum[3] += v.w;
+    };
+    int s = 0;
+    for (; s + 4 <= p.splits; s += 4) {
+      const float4 v0 = *reinterpret_cast<const float4*>(source + (s + 0) * split_stride);
+      const float4 v1 = *reinterpret_cast<const float4*>(source + (s + 1) * split_stride);
+      const float4 v2 = *reinterpret_cast<const float4*>(source + (s + 2) * split_stride);
+      const float4 v3 = *reinterpret_cast<const float4*>(source + (s + 3) * split_stride);
+      add(v0);
+      add(v1);
+      add(v2);
+      add(v3);
     }
-    if (bias != nullptr) sum += static_cast<float>(bias[col]);
-    static_cast<T*>(p.y)[i] = static_cast<T>(sum);
+    for (; s < p.splits; ++s) add(*reinterpret_cast<const float4*>(source + s * split_stride));
+    const int valid = p.n - col < kReduceColumns ? p.n - col : kReduceColumns;
+    T out[kReduceColumns];
+#pragma unroll
+    for (int i = 0; i < kReduceColumns; ++i) {
+      if (bias != nullptr && i < valid) sum[i] += static_cast<float>(bias[col + i]);
+      out[i] = static_cast<T>(sum[i]);
+    }
+    T* y = static_cast<T*>(p.y) + int64_t(token) * p.n + col;
+    if (valid == kReduceColumns && (reinterpret_cast<uintptr_t>(y) & 7) == 0) {
+      uint2 packed;
+      static_assert(sizeof(out) == sizeof(packed), "four 16-bit outputs are 8 bytes");
+      memcpy(&packed, out, sizeof(packed));
+      *reinterpret_cast<uint2*>(y) = packed;
+    } else {
+      for (int i = 0; i < valid; ++i) y[i] = out[i];
+    }
   }
 }
 

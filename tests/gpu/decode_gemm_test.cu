@@ -163,6 +163,34 @@ TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
   }
 }
 
+// The reduce kernel sums four columns a thread (16-byte loads of token-major partials) and
+// stores four outputs at once where the row allows: an odd N gives a short last chunk and rows
+// that start off an 8-byte boundary, N = 2 a single short chunk, and M past 65535 tokens walks
+// the grid's y dimension more than once. Bias on, so it is added once per output.
+TEST(DecodeReduceKernel, OddWidthsAndManyTokens) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 213);
+  struct Case {
+    int64_t n, k, m;
+  };
+  const Case cases[] = {{197, 1000, 1}, {197, 1000, 13}, {197, 1000, 29}, {2, 512, 7},
+                        {64, 256, 65535 + 70}};
+  for (const Case& shape : cases) {
+    const QuantizedWeight w = testing::random_weight(
+        rng, testing::format_spec(testing::kWeightFormats[0], shape.n, shape.k, 128, false,
+                                  DType::kBF16));
+    GemmCase c = testing::gemm_case(w, DType::kBF16, shape.m, true, decode_options());
+    c.options.decode_splits = 2;
+    c.options.decode_cluster_reduce = false;
+    const auto r = testing::run_and_check(c, rng());
+    const std::string where = "n=" + std::to_string(shape.n) + " k=" + std::to_string(shape.k) +
+                              " m=" + std::to_string(shape.m);
+    ASSERT_TRUE(r.ok) << where << ": " << r.message;
+    EXPECT_EQ(r.splits, 2) << where;
+    EXPECT_EQ(r.decode_epilogue, kEpiloguePartials) << where;
+  }
+}
+
 // M 17-32 per CTA: the warp-split kernel with 3 and 4 stages per warp (the plan picks per
 // problem; forced here), every format, one split (the stages' wrap-around over many blocks) and
 // several, with either split epilogue, odd and aligned shapes, and a K short enough that a warp
