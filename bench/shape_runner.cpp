@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -144,6 +145,10 @@ std::string launch_summary(const Plan& p) {
     std::snprintf(text, sizeof(text), "%s tiles=%d m_groups=%d splits=%d epilogue=%d",
                   d.warp_split ? "warp_split" : "strip", d.token_tiles, d.m_groups, d.splits,
                   d.epilogue);
+    if (d.warp_split) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " warp_stages=%d", d.warp_stages);
+    }
   } else if (p.tier == Tier::kPrefill) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,

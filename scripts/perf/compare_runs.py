@@ -28,8 +28,8 @@ def rows_of(path):
 
 def short_launch(text):
     fields = dict(re.findall(r"(\w+)=(\d+)", text or ""))
-    return "/".join(f"{k[0]}{fields[k]}" for k in ("tokens", "splits", "epilogue")
-                    if k in fields)
+    labels = (("tokens", "t"), ("splits", "s"), ("epilogue", "e"), ("warp_stages", "w"))
+    return "/".join(f"{label}{fields[k]}" for k, label in labels if k in fields)
 
 
 def main():

@@ -95,12 +95,14 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_WARP_STAGES", 3, &number));
   r.decode_warp_stages =
       options.decode_warp_stages.has_value() ? options.decode_warp_stages : number;
-  if (r.decode_warp_stages.has_value() && *r.decode_warp_stages != 3 &&
-      *r.decode_warp_stages != 4) {
+  const auto& stages = r.decode_warp_stages;
+  if (stages.has_value() && *stages != 3 && *stages != 4 && *stages != 6) {
     const bool from_options = options.decode_warp_stages.has_value();
     return invalid_argument(from_options ? "decode_warp_stages" : "SAILFISH_DECODE_WARP_STAGES",
-                            " is ", *r.decode_warp_stages,
-                            "; the decode warp-split kernel runs 3 or 4 stages a warp");
+                            " is ", *stages,
+                            "; the decode warp-split kernel runs 3, 4 or 6 stages a warp "
+                            "(3 or 4 at 17-32 tokens a CTA, 4 or 6 below; 6 is ignored "
+                            "for int8 at 9-16)");
   }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_MIN_M", 1, &number));
   r.prefill_min_m = options.prefill_min_m.has_value() ? options.prefill_min_m : number;

@@ -71,32 +71,47 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
                                                     bool zero_points) {
   return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);
 }
-// Stages per warp: kStages, or for 3-4 token tiles (M 17-32 per CTA) 3 or 4 chosen per problem
-// (plan_decode in launch.cu; DecodeParams::warp_stages). There a stage is mostly activation rows
-// (4 KB of 6.2 at M = 32, int4), and four stages hold an SM to 2 CTAs, 8 warps: the kernel was
-// latency-bound. Three stages fit 3 CTAs (int4 g128 symmetric: an SM gives 3 CTAs 3 x (75 KB +
-// 1 KB reserved)), which ran the multi-wave grids 18-30% faster; where the grid puts only about
-// 2 CTAs on an SM anyway, four stages keep more blocks in flight per warp and were up to 36%
-// faster (H200, v12a in docs/perf/decode.md). At 1-2 token tiles registers, not shared memory,
-// bound the CTAs per SM, and three stages were up to 6% slower.
+// Stages per warp of the warp-split kernel, chosen per problem (plan_decode in launch.cu):
+//   - 3-4 token tiles (M 17-32 per CTA): 3 or kStages, a run-time value (DecodeParams::
+//     warp_stages; a per-block branch picks the wait's immediate). There a stage is mostly
+//     activation rows (4 KB of 6.2 at M = 32, int4), and four stages hold an SM to 2 CTAs, 8
+//     warps: the kernel was latency-bound. Three stages fit 3 CTAs (int4 g128 symmetric: an SM
+//     gives 3 CTAs 3 x (75 KB + 1 KB reserved)), which ran the multi-wave grids 18-30% faster;
+//     where the grid puts only about 2 CTAs on an SM anyway, four stages keep more blocks in
+//     flight per warp and were up to 36% faster (H200, v12a in docs/perf/decode.md).
+//   - 1-2 token tiles: kStages or kWarpSplitDeepStages, each a kernel instance of its own: these
+//     kernels are bound by the SM's instruction stream, and the run-time count cost them 2-10%
+//     (v13b). The deep pipeline is for grids that put few CTAs on an SM, where the bytes in
+//     flight per SM bound the time: l3-8b.o at M = 1 (128 CTAs) 5.39 -> 4.97 us.
 constexpr int kWarpSplitFewStages = 3;
+constexpr int kWarpSplitDeepStages = 6;
 SF_HOST_DEVICE constexpr bool warp_split_stages_vary(int token_tiles) {
   return token_tiles >= 3 && kStages > kWarpSplitFewStages;
 }
 SF_HOST_DEVICE constexpr int warp_split_min_stages(int token_tiles) {
   return warp_split_stages_vary(token_tiles) ? kWarpSplitFewStages : kStages;
 }
+// Whether the warp-split kernel has the deep instance: int4 at 1-2 token tiles, int8 at 1 (not
+// when the build's kStages is that deep). int8 at 2 tiles needs 38 KB a warp for six stages,
+// which holds an SM to one CTA; the deep plans it took ran 1.10-1.25x the time (v13b).
+SF_HOST_DEVICE constexpr bool warp_split_has_deep(int bits, int token_tiles) {
+  return (token_tiles == 1 || (token_tiles == 2 && bits == 4)) && kWarpSplitDeepStages > kStages;
+}
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;
 }
-// The largest a warp-split CTA can need (token_tiles * 8 rows, group 16 with zero points); the
-// kernel's shared-memory attribute is set to it once.
-SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles) {
+// The largest a warp-split CTA with `stages` stages a warp can need (token_tiles * 8 rows, group
+// 16 with zero points); each instance's shared-memory attribute is set to it once.
+SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles,
+                                                         int stages = kStages) {
   return kWarps * warp_split_region_bytes(warp_split_stage_bytes(bits, token_tiles * kTokensPerTile,
                                                                  kMaxMetaRows, true),
-                                          kStages);
+                                          stages);
 }
-static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024, "fits an SM");
+static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024 &&
+                  warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages) <= 227 * 1024 &&
+                  warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages) <= 227 * 1024,
+              "every warp-split instance fits an SM at its deepest pipeline");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
 static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1024), "int8, 64 tokens: 13 KB a stage");
 static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");

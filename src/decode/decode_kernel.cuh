@@ -49,7 +49,7 @@ struct DecodeParams {
   int32_t splits;
   Epilogue epilogue;
   // Warp-split kernel only (config.h): bytes of one stage, the activation rows it holds, and
-  // the stages per warp (read at 3-4 token tiles: warp_split_stages_vary).
+  // the stages per warp (config.h: warp_split_alt_stages).
   int32_t warp_stage_bytes, act_rows, warp_stages;
 };
 

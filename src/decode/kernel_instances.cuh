@@ -12,11 +12,14 @@ namespace sailfish::decode {
 
 namespace detail {
 
-// kZero picks the warp-split kernel's zero-point variant; the strip kernel reads it at run time.
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+// kZero picks the warp-split kernel's zero-point variant (the strip kernel reads it at run time),
+// kDeep its deep-pipeline instance (1-2 token tiles: kWarpSplitDeepStages stages a warp).
+constexpr int stage_count(bool deep) { return deep ? kWarpSplitDeepStages : kStages; }
+
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles, kZero>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kDeep)>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
@@ -24,30 +27,31 @@ constexpr auto kernel_for() {
 
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
 // stages per problem (config.h), up to this.
-template <int kBits, int kTiles, bool kWarpSplit>
+template <int kBits, int kTiles, bool kWarpSplit, bool kDeep>
 constexpr int max_shared_for() {
-  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles) : shared_bytes(kBits, kTiles);
+  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep))
+                    : shared_bytes(kBits, kTiles);
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
 Status prepare(int shared) {
-  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit>();
+  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kDeep>();
   if (shared < 0 || shared > kMaxShared) {
     return internal_error("decode kernel: ", shared, " bytes of shared memory asked, the instance ",
                           "allows ", kMaxShared);
   }
   if constexpr (kMaxShared > 48 * 1024) {
     SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
-        reinterpret_cast<const void*>(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>()),
+        reinterpret_cast<const void*>(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>()),
         kMaxShared));
   }
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
 Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     cudaStream_t stream) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(shared)));
   const bool clustered = params.epilogue == Epilogue::kCluster;
   if (clustered && (!kWarpSplit || params.splits < 2 || params.splits > kMaxClusterSplits ||
                     grid.y != static_cast<unsigned>(params.splits))) {
@@ -61,18 +65,20 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
     }
   }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
-  return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), grid, cluster,
+  return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(), grid,
+                                 cluster,
                                  dim3(kThreads), shared, stream, pdl, "decode kernel launch",
                                  params);
 }
 
 // How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
 // 0 when the code that runs was compiled for a target before sm_90 (no cluster epilogue in it).
-template <typename T, int kBits, int kTiles, bool kZero>
+template <typename T, int kBits, int kTiles, bool kZero, bool kDeep>
 Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero, kDeep>(shared)));
   cudaFuncAttributes attributes = {};
-  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel_for<T, kBits, kTiles, true, kZero>()));
+  SF_CUDA_CHECK(
+      cudaFuncGetAttributes(&attributes, kernel_for<T, kBits, kTiles, true, kZero, kDeep>()));
   if (attributes.ptxVersion < 90) {
     *clusters = 0;
     return Status();
@@ -89,30 +95,42 @@ Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
   config.attrs = &attribute;
   config.numAttrs = 1;
   SF_CUDA_CHECK(cudaOccupancyMaxActiveClusters(
-      clusters, kernel_for<T, kBits, kTiles, true, kZero>(), &config));
+      clusters, kernel_for<T, kBits, kTiles, true, kZero, kDeep>(), &config));
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
 Status occupancy_tiles(int shared, int* ctas_per_sm) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(shared)));
   SF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero>(), kThreads, shared));
+      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(), kThreads, shared));
   return Status();
 }
 
-// Calls f(tiles, warp_split, zero_points) with integral constants for the instance that serves
-// (token_tiles, warp_split, zero_points); the strip kernel has one instance for both.
-template <typename F>
-Status dispatch(int token_tiles, bool warp_split, bool zero_points, F&& f) {
+// Calls f(tiles, warp_split, zero_points, deep) with integral constants for the instance that
+// serves (token_tiles, warp_split, zero_points, warp_stages): the warp-split kernel at 1-2 token
+// tiles may have a deep-pipeline instance (warp_stages == kWarpSplitDeepStages, config.h:
+// warp_split_has_deep); the strip kernel has
+// one instance for both zero-point kinds.
+template <int kBits, typename F>
+Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, F&& f) {
   using std::false_type;
   using std::true_type;
   auto warp_split_tiles = [&](auto zero) -> Status {
+    const bool deep = warp_stages == kWarpSplitDeepStages;
     switch (token_tiles) {
-      case 1: return f(std::integral_constant<int, 1>(), true_type(), zero);
-      case 2: return f(std::integral_constant<int, 2>(), true_type(), zero);
-      case 3: return f(std::integral_constant<int, 3>(), true_type(), zero);
-      case 4: return f(std::integral_constant<int, 4>(), true_type(), zero);
+      case 1:
+        if constexpr (warp_split_has_deep(kBits, 1)) {
+          if (deep) return f(std::integral_constant<int, 1>(), true_type(), zero, true_type());
+        }
+        return f(std::integral_constant<int, 1>(), true_type(), zero, false_type());
+      case 2:
+        if constexpr (warp_split_has_deep(kBits, 2)) {
+          if (deep) return f(std::integral_constant<int, 2>(), true_type(), zero, true_type());
+        }
+        return f(std::integral_constant<int, 2>(), true_type(), zero, false_type());
+      case 3: return f(std::integral_constant<int, 3>(), true_type(), zero, false_type());
+      case 4: return f(std::integral_constant<int, 4>(), true_type(), zero, false_type());
     }
     return internal_error("decode: no warp-split kernel instance for ", token_tiles,
                           " token tiles");
@@ -120,13 +138,14 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, F&& f) {
   if (warp_split) {
     return zero_points ? warp_split_tiles(true_type()) : warp_split_tiles(false_type());
   }
+  const false_type no;
   switch (token_tiles) {
-    case 1: return f(std::integral_constant<int, 1>(), false_type(), false_type());
-    case 2: return f(std::integral_constant<int, 2>(), false_type(), false_type());
-    case 3: return f(std::integral_constant<int, 3>(), false_type(), false_type());
-    case 4: return f(std::integral_constant<int, 4>(), false_type(), false_type());
-    case 6: return f(std::integral_constant<int, 6>(), false_type(), false_type());
-    case 8: return f(std::integral_constant<int, 8>(), false_type(), false_type());
+    case 1: return f(std::integral_constant<int, 1>(), no, no, no);
+    case 2: return f(std::integral_constant<int, 2>(), no, no, no);
+    case 3: return f(std::integral_constant<int, 3>(), no, no, no);
+    case 4: return f(std::integral_constant<int, 4>(), no, no, no);
+    case 6: return f(std::integral_constant<int, 6>(), no, no, no);
+    case 8: return f(std::integral_constant<int, 8>(), no, no, no);
   }
   return internal_error("decode: no kernel instance for ", token_tiles, " token tiles");
 }
@@ -136,22 +155,26 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, F&& f) {
 template <typename T, int kBits>
 Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, dim3 grid,
                           int shared_bytes, bool pdl, cudaStream_t stream) {
-  return detail::dispatch(
-      token_tiles, warp_split, params.zero_fold != nullptr, [&](auto tiles, auto split, auto zero) {
-        return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                    decltype(zero)::value>(params, grid, shared_bytes, pdl, stream);
-      });
+  return detail::dispatch<kBits>(token_tiles, warp_split, params.zero_fold != nullptr,
+                          params.warp_stages, [&](auto tiles, auto split, auto zero, auto deep) {
+                            return detail::launch_tiles<T, kBits, decltype(tiles)::value,
+                                                        decltype(split)::value,
+                                                        decltype(zero)::value,
+                                                        decltype(deep)::value>(
+                                params, grid, shared_bytes, pdl, stream);
+                          });
 }
 
 template <typename T, int kBits>
-Status warp_split_max_clusters(int token_tiles, bool zero_points, int shared_bytes,
-                               int cluster_size, int* clusters) {
-  return detail::dispatch(
-      token_tiles, true, zero_points, [&](auto tiles, auto split, auto zero) -> Status {
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages,
+                               int shared_bytes, int cluster_size, int* clusters) {
+  return detail::dispatch<kBits>(
+      token_tiles, true, zero_points, warp_stages,
+      [&](auto tiles, auto split, auto zero, auto deep) -> Status {
         if constexpr (decltype(split)::value) {
           return detail::max_clusters_tiles<T, kBits, decltype(tiles)::value,
-                                            decltype(zero)::value>(shared_bytes, cluster_size,
-                                                                   clusters);
+                                            decltype(zero)::value, decltype(deep)::value>(
+              shared_bytes, cluster_size, clusters);
         } else {
           return internal_error("decode: clusters are for the warp-split kernel only");
         }
@@ -159,12 +182,14 @@ Status warp_split_max_clusters(int token_tiles, bool zero_points, int shared_byt
 }
 
 template <typename T, int kBits>
-Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int shared_bytes,
-                             int* ctas_per_sm) {
-  return detail::dispatch(
-      token_tiles, warp_split, zero_points, [&](auto tiles, auto split, auto zero) {
+Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int warp_stages,
+                             int shared_bytes, int* ctas_per_sm) {
+  return detail::dispatch<kBits>(
+      token_tiles, warp_split, zero_points, warp_stages,
+      [&](auto tiles, auto split, auto zero, auto deep) {
         return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                       decltype(zero)::value>(shared_bytes, ctas_per_sm);
+                                       decltype(zero)::value, decltype(deep)::value>(
+            shared_bytes, ctas_per_sm);
       });
 }
 

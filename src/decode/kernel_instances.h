@@ -1,6 +1,7 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
-// holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4, once
-// for symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here,
+// holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4 (with a
+// deep-pipeline instance at 1-2), once for symmetric weights and once with zero points
+// (decode_<type>_int<bits>.cu). Declared here,
 // defined by kernel_instances.cuh.
 #pragma once
 
@@ -18,15 +19,16 @@ Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp
                           int shared_bytes, bool pdl, cudaStream_t stream);
 
 // CTAs of the kernel that fit on one SM with shared_bytes of dynamic shared memory each;
-// zero_points picks the warp-split kernel's variant (launch_main_kernel takes it from params).
+// zero_points and warp_stages pick the warp-split kernel's instance (launch_main_kernel takes them
+// from params).
 template <typename T, int kBits>
-Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int shared_bytes,
-                             int* ctas_per_sm);
+Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int warp_stages,
+                             int shared_bytes, int* ctas_per_sm);
 
 // Clusters of cluster_size split CTAs of the warp-split kernel (Epilogue::kCluster) that can be
 // resident at once on the current device; 0 when such a cluster cannot be scheduled.
 template <typename T, int kBits>
-Status warp_split_max_clusters(int token_tiles, bool zero_points, int shared_bytes,
-                               int cluster_size, int* clusters);
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages,
+                               int shared_bytes, int cluster_size, int* clusters);
 
 }  // namespace sailfish::decode

@@ -18,15 +18,19 @@ using ::sailfish::detail::align_up;
 namespace {
 
 template <typename T>
-Status occupancy_for(int bits, int tiles, bool warp_split, bool zero, int shared, int* ctas) {
-  return bits == 4 ? main_kernel_occupancy<T, 4>(tiles, warp_split, zero, shared, ctas)
-                   : main_kernel_occupancy<T, 8>(tiles, warp_split, zero, shared, ctas);
+Status occupancy_for(int bits, const DecodePlan& d, bool zero, int* ctas) {
+  return bits == 4 ? main_kernel_occupancy<T, 4>(d.token_tiles, d.warp_split, zero, d.warp_stages,
+                                                 d.shared_bytes, ctas)
+                   : main_kernel_occupancy<T, 8>(d.token_tiles, d.warp_split, zero, d.warp_stages,
+                                                 d.shared_bytes, ctas);
 }
 
 template <typename T>
-Status max_clusters_for(int bits, int tiles, bool zero, int shared, int size, int* clusters) {
-  return bits == 4 ? warp_split_max_clusters<T, 4>(tiles, zero, shared, size, clusters)
-                   : warp_split_max_clusters<T, 8>(tiles, zero, shared, size, clusters);
+Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int* clusters) {
+  return bits == 4 ? warp_split_max_clusters<T, 4>(d.token_tiles, zero, d.warp_stages,
+                                                   d.shared_bytes, size, clusters)
+                   : warp_split_max_clusters<T, 8>(d.token_tiles, zero, d.warp_stages,
+                                                   d.shared_bytes, size, clusters);
 }
 
 template <typename T>
@@ -51,11 +55,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const bool f16 = p.act_dtype == DType::kF16;
   int ctas_per_sm = 0;
   bool multi_wave_pair = false;  // two splits on a grid of several waves (config.h)
-  SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, d->token_tiles, d->warp_split,
-                                                 zero_points, d->shared_bytes, &ctas_per_sm)
-                         : occupancy_for<__nv_bfloat16>(g.bits, d->token_tiles, d->warp_split,
-                                                        zero_points, d->shared_bytes,
-                                                        &ctas_per_sm));
+  SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, *d, zero_points, &ctas_per_sm)
+                         : occupancy_for<__nv_bfloat16>(g.bits, *d, zero_points, &ctas_per_sm));
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
   }
@@ -86,10 +87,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   Status first_error;  // of the occupancy queries; a failed query counts as no cluster
   auto max_clusters = [&](int size) {
     int clusters = 0;
-    Status query = f16 ? max_clusters_for<__half>(g.bits, d->token_tiles, zero_points,
-                                                  d->shared_bytes, size, &clusters)
-                       : max_clusters_for<__nv_bfloat16>(g.bits, d->token_tiles, zero_points,
-                                                         d->shared_bytes, size, &clusters);
+    Status query = f16 ? max_clusters_for<__half>(g.bits, *d, zero_points, size, &clusters)
+                       : max_clusters_for<__nv_bfloat16>(g.bits, *d, zero_points, size, &clusters);
     if (!query.ok()) {
       if (first_error.ok()) std::swap(first_error, query);
       return 0;
@@ -129,11 +128,20 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
   } else {
     d.shared_bytes = shared_bytes(g.bits, d.token_tiles);
   }
-  // The warp-split kernel's stages per warp (config.h, warp_split_stages_vary): at 3-4 token
-  // tiles, four unless the four-stage plan ends without the cluster epilogue (one split, or the
-  // reduce kernel), where the grid has CTAs to spare for another CTA per SM, and the three-stage
-  // plan does not end on the reduce kernel itself (l3-70b.o at M = 17: three stages, 4 splits
-  // and the reduce kernel ran 25.3 us, against 18.1 at M = 24 with four stages and clusters).
+  // The warp-split kernel's stages per warp (config.h), planned at kStages first:
+  //   - 3-4 token tiles: three where the four-stage plan ends without the cluster epilogue (one
+  //     split, or the reduce kernel), where the grid has CTAs to spare for another CTA per SM, and
+  //     the three-stage plan does not end on the reduce kernel itself (l3-70b.o at M = 17: three
+  //     stages, 4 splits and the reduce kernel ran 25.3 us, against 18.1 at M = 24 with four
+  //     stages and clusters);
+  //   - 1-2 token tiles (int8: 1; config.h, warp_split_has_deep): the deep instance where the
+  //     four-stage plan leaves the SMs short of bytes in flight: its grid has no more CTAs than
+  //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
+  //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
+  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8). Elsewhere the deep
+  //     plan lost up to 32% (v13b in docs/perf/decode.md).
+  // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
+  // over every M).
   auto choose = [&](int stages) {
     if (d.warp_split) {
       d.warp_stages = stages;
@@ -142,17 +150,28 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
     return choose_splits_and_epilogue(forced_splits, cluster_reduce, plan, &d);
   };
   const bool stages_vary = d.warp_split && warp_split_stages_vary(d.token_tiles);
-  const bool stages_forced = stages_vary && forced_stages.has_value();
+  const bool has_deep = d.warp_split && warp_split_has_deep(g.bits, d.token_tiles);
+  const bool stages_forced =
+      forced_stages.has_value() &&
+      ((stages_vary && (*forced_stages == kWarpSplitFewStages || *forced_stages == kStages)) ||
+       (has_deep && (*forced_stages == kWarpSplitDeepStages || *forced_stages == kStages)));
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
   Status chosen = choose(stages_forced ? static_cast<int>(*forced_stages) : kStages);
-  if (chosen.ok() && stages_vary && !stages_forced &&
-      d.epilogue != static_cast<int>(Epilogue::kCluster)) {
+  const auto ends_on = [&d](Epilogue e) { return d.epilogue == static_cast<int>(e); };
+  if (chosen.ok() && stages_vary && !stages_forced && !ends_on(Epilogue::kCluster)) {
     const DecodePlan four = d;
     Status fewer = choose(kWarpSplitFewStages);
-    if (fewer.ok() && d.epilogue == static_cast<int>(Epilogue::kPartials)) d = four;
+    if (fewer.ok() && ends_on(Epilogue::kPartials)) d = four;
     std::swap(chosen, fewer);
+  } else if (chosen.ok() && has_deep && !stages_forced) {
+    const bool few_ctas = int64_t(g.n_blocks) * d.m_groups * d.splits <= plan->sm_count;
+    if (few_ctas || ends_on(Epilogue::kPartials)) {
+      const DecodePlan four = d;
+      const Status deep = choose(kWarpSplitDeepStages);
+      if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) d = four;
+    }
   }
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);

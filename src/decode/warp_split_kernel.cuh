@@ -7,7 +7,7 @@
 // "warps split K contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
 //     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
-//     3-4 token tiles where the plan asks: config.h, warp_split_stages_vary);
+//     3-4 token tiles and 6 at 1-2 where the plan asks: config.h, kWarpSplitDeepStages);
 //   - the activation slice and scale rows of the block ride in the same commit group; ldmatrix
 //     and the scale loads read bytes other lanes of the same warp copied, so each stage needs a
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
@@ -104,8 +104,9 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
 }  // namespace detail
 
 // kZeroPoints: the weight has zero folds (a compile-time choice, so the symmetric mainloop carries
-// no branch on it).
-template <typename T, int kBits, int kTiles, bool kZeroPoints>
+// no branch on it). kStageCount: stages per warp (config.h: kStages, or kWarpSplitDeepStages at
+// 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
+template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages>
 __global__ void __launch_bounds__(kThreads)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
   using P = gpu::Pair<T>;
@@ -113,9 +114,10 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int kRunBytes = kBits * 4;  // 16 (int4) or 32 (int8) bytes per (n16 group, lane)
   constexpr int kWordsPerGroup = kBits;  // words of one n16 group's run
   constexpr bool kScaleSums = kTiles <= 2;
-  // Stages per warp: kStages, or 3 or 4 at 3-4 token tiles (p.warp_stages, config.h).
+  // Stages per warp: kStageCount, or 3 or 4 at 3-4 token tiles (p.warp_stages, config.h).
   constexpr bool kStagesVary = warp_split_stages_vary(kTiles);
-  const int stages = kStagesVary ? p.warp_stages : kStages;
+  static_assert(!kStagesVary || kStageCount == kStages, "3-4 token tiles vary kStages at run time");
+  const int stages = kStagesVary ? p.warp_stages : kStageCount;
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
   // A CTA with kTiles token tiles holds at least (kTiles - 1) * 8 + 1 activation rows a stage
   // (token_tiles_for).
@@ -292,14 +294,14 @@ __global__ void __launch_bounds__(kThreads)
   // fill_pipeline, whose group accounting this keeps). Each loop trip refills one stage and
   // commits one group, so wait_group<stages - 2> always means "stage i has landed".
 #pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
+  for (int i = 0; i < kStageCount - 1; ++i) {
     if (!kStagesVary || i < stages - 1) {
       issue_weights(stages_address + i * stage_bytes, i < num_blocks);
     }
   }
   gpu::wait_for_previous_grid();
 #pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) {
+  for (int i = 0; i < kStageCount - 1; ++i) {
     if (!kStagesVary || i < stages - 1) {
       issue_activations(stages_address + i * stage_bytes, i < num_blocks);
       gpu::cp_async_commit();
@@ -318,8 +320,8 @@ __global__ void __launch_bounds__(kThreads)
   auto mainloop = [&](auto large_groups) {
     constexpr bool kLargeGroups = decltype(large_groups)::value;
     for (int i = 0; i < num_blocks; ++i) {
-      if (!kStagesVary || stages == kStages) {
-        gpu::cp_async_wait<kStages - 2>();
+      if (!kStagesVary || stages == kStageCount) {
+        gpu::cp_async_wait<kStageCount - 2>();
       } else {
         gpu::cp_async_wait<kWarpSplitFewStages - 2>();
       }

@@ -114,6 +114,10 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
               EXPECT_LE(kWarps * warp_split_region_bytes(stage, stages),
                         warp_split_max_shared_bytes(bits, tiles));
             }
+            if (warp_split_has_deep(bits, tiles)) {
+              EXPECT_LE(kWarps * warp_split_region_bytes(stage, kWarpSplitDeepStages),
+                        warp_split_max_shared_bytes(bits, tiles, kWarpSplitDeepStages));
+            }
           }
         }
       }
@@ -163,12 +167,34 @@ TEST(DecodeConfig, ClusterSplitCount) {
   }
 }
 
+// M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp) for
+// grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4 at 16, group 16 with folds)
+// fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still fits the 4 CTAs an
+// SM that registers allow.
+TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
+  const bool deeper = kWarpSplitDeepStages > kStages;
+  EXPECT_EQ(warp_split_has_deep(4, 1), deeper);
+  EXPECT_EQ(warp_split_has_deep(4, 2), deeper);
+  EXPECT_EQ(warp_split_has_deep(8, 1), deeper);
+  EXPECT_FALSE(warp_split_has_deep(8, 2));
+  for (int bits : {4, 8}) {
+    EXPECT_FALSE(warp_split_has_deep(bits, 3));
+    EXPECT_FALSE(warp_split_has_deep(bits, 4));
+  }
+  EXPECT_FALSE(warp_split_stages_vary(1));
+  EXPECT_FALSE(warp_split_stages_vary(2));
+  EXPECT_EQ(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages), 4 * (128 + 6 * 5120));
+  EXPECT_EQ(warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages), 4 * (128 + 6 * 6144));
+  EXPECT_LE(4 * (kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false),
+                                                  kWarpSplitDeepStages) +
+                 1024),
+            228 * 1024);
+}
+
 // M 17-32 (3-4 token tiles) can run 3 stages a warp so that 3 CTAs fit an SM (int4 g128
 // symmetric): on sm_90 an SM gives 3 CTAs 228 KB of shared memory, 1 KB of each reserved by the
 // runtime. With 4 stages only 2 fit.
 TEST(DecodeConfig, ThreeStagesLetThreeCtasHoldM32) {
-  EXPECT_FALSE(warp_split_stages_vary(1));
-  EXPECT_FALSE(warp_split_stages_vary(2));
   EXPECT_EQ(warp_split_stages_vary(3), kStages > 3);
   EXPECT_EQ(warp_split_stages_vary(4), kStages > 3);
   EXPECT_EQ(warp_split_min_stages(4), kStages > 3 ? 3 : kStages);

@@ -259,11 +259,96 @@ TEST(DecodeWarpStages, PlanPicksThreeStagesForManyWaves) {
       }
     }
   }
-  problem.m = 1;  // fixed depth below 17 tokens; the option is ignored there
+  // A forced count the kernel for that M is not built with is ignored: 3 below 17 tokens, 6 at
+  // 17-32.
+  problem.m = 1;
   Options forced = decode_options();
   forced.decode_warp_stages = 3;
   ASSERT_TRUE(sailfish::plan(problem, -1, forced, &plan).ok());
-  EXPECT_EQ(plan.decode.warp_stages, 4);
+  EXPECT_NE(plan.decode.warp_stages, 3);
+  forced.decode_warp_stages = 6;
+  ASSERT_TRUE(sailfish::plan(problem, -1, forced, &plan).ok());
+  EXPECT_EQ(plan.decode.warp_stages, 6);
+  problem.m = 32;
+  ASSERT_TRUE(sailfish::plan(problem, -1, forced, &plan).ok());
+  EXPECT_TRUE(plan.decode.warp_stages == 3 || plan.decode.warp_stages == 4)
+      << plan.decode.warp_stages;
+}
+
+// The plan's own stage choice at M = 1-16: the deep instance only where the four-stage plan's grid
+// has no more CTAs than SMs (l3-8b.o, 64 strips x 2 splits), or where that plan ends on the reduce
+// kernel and the deep one on the cluster epilogue; four stages on a grid of several CTAs an SM
+// (l3-70b.gate_up, 896 strips).
+TEST(DecodeWarpStages, PlanTakesTheDeepPipelineForFewCtas) {
+  SF_SKIP_WITHOUT_GPU();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  Problem problem;
+  Plan plan;
+  for (const int64_t m : {int64_t(1), int64_t(16)}) {
+    problem.m = m;
+    ASSERT_TRUE(PackedGeometry::make(57344, 8192, 4, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    EXPECT_EQ(plan.decode.warp_stages, 4) << "m=" << m;
+    const int64_t shapes[][2] = {{4096, 4096}, {8192, 8192}, {6144, 4096}, {4096, 14336}};
+    for (const auto& shape : shapes) {
+      ASSERT_TRUE(PackedGeometry::make(shape[0], shape[1], 4, 128, &problem.geometry).ok());
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+      const std::string where = "n=" + std::to_string(shape[0]) + " k=" +
+                                std::to_string(shape[1]) + " m=" + std::to_string(m);
+      const int64_t ctas = problem.geometry.n_blocks * plan.decode.splits;
+      if (plan.decode.warp_stages == 6) {
+        EXPECT_TRUE(ctas <= sms || plan.decode.epilogue == kEpilogueCluster) << where;
+      } else {
+        EXPECT_EQ(plan.decode.warp_stages, 4) << where;
+      }
+      if (shape[0] == 4096 && shape[1] == 4096 && sms >= 128) {
+        EXPECT_EQ(plan.decode.warp_stages, 6) << where;  // 64 strips x 2 splits
+      }
+    }
+  }
+}
+
+// M 1-16 per CTA: the warp-split kernel with 4 stages a warp and its deep-pipeline instance (6;
+// int8 only at 1-8 tokens), every format, one split and several with either split epilogue, odd
+// and aligned shapes, and a K short enough that a warp has fewer blocks than stages.
+TEST(DecodeWarpStages, DeepPipelineMatchesReference) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 214);
+  const int64_t shapes[][2] = {{200, 1000}, {136, 4096}, {64, 128}};
+  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
+    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    for (const auto& shape : shapes) {
+      // Group 16 on one format in three: the most scale rows (and folds) a stage holds.
+      const int group = format_index % 3 == 1 ? 16 : 128;
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(f, shape[0], shape[1], group, format_index % 3 == 0, dtype));
+      for (int64_t m : {int64_t(1), int64_t(8), int64_t(9), int64_t(16)}) {
+        for (int stages : {4, 6}) {
+          for (int splits : {1, 3}) {
+            for (bool cluster : {true, false}) {
+              GemmCase c = testing::gemm_case(w, dtype, m, m % 2 == 0, decode_options());
+              c.options.decode_warp_stages = stages;
+              c.options.decode_splits = splits;
+              c.options.decode_cluster_reduce = cluster;
+              const auto r = testing::run_and_check(c, rng());
+              const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
+                                        " k=" + std::to_string(shape[1]) +
+                                        " g=" + std::to_string(group) +
+                                        " m=" + std::to_string(m) +
+                                        " stages=" + std::to_string(stages) +
+                                        " splits=" + std::to_string(splits);
+              EXPECT_TRUE(r.ok) << where << ": " << r.message;
+              // int8 at 9-16 tokens has no deep instance: the forced 6 is ignored there.
+              EXPECT_EQ(r.warp_stages, f.bits == 8 && m > 8 ? 4 : stages) << where;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.

@@ -97,7 +97,7 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
   EXPECT_NE(s.message().find("prefill_stages"), std::string::npos) << s.message();
 }
 
-TEST(DecodeOptions, WarpStagesAreThreeOrFour) {
+TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
   {
     api::ResolvedOptions r;
     ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
@@ -113,7 +113,7 @@ TEST(DecodeOptions, WarpStagesAreThreeOrFour) {
     ASSERT_TRUE(api::resolve_options(o, &r).ok());
     EXPECT_EQ(r.decode_warp_stages.value_or(0), 4);
   }
-  for (const char* bad : {"2", "5", "four"}) {
+  for (const char* bad : {"2", "5", "8", "four"}) {
     ScopedEnv stages("SAILFISH_DECODE_WARP_STAGES", bad);
     api::ResolvedOptions r;
     const Status s = api::resolve_options(Options(), &r);
@@ -121,12 +121,15 @@ TEST(DecodeOptions, WarpStagesAreThreeOrFour) {
     EXPECT_NE(s.message().find("SAILFISH_DECODE_WARP_STAGES"), std::string::npos) << s.message();
   }
   Options o;
-  o.decode_warp_stages = 8;
+  o.decode_warp_stages = 16;
   api::ResolvedOptions r;
   const Status s = api::resolve_options(o, &r);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("decode_warp_stages is 8"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("3 or 4"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("decode_warp_stages is 16"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("3, 4 or 6"), std::string::npos) << s.message();
+  o.decode_warp_stages = 6;
+  EXPECT_TRUE(api::resolve_options(o, &r).ok());
+  EXPECT_EQ(r.decode_warp_stages.value_or(0), 6);
 }
 
 }  // namespace
