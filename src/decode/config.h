@@ -203,16 +203,24 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 //     launch it saves: weight_bytes x (splits - s) / s < kClusterSavedStreamBytes. Measured (v10a):
 //     l3-8b.qkv at M = 16, 4 -> 3 splits, 13.4 -> 9.9 us; l3-70b.down at M = 1, 4 -> 3, 35.9 ->
 //     42.4 us.
+//   - pair_fallback_ctas > 0: where the rules above give no cluster, pairs (2 splits) if all
+//     their clusters are resident and their grid, 2 x clusters_needed CTAs, is at least
+//     pair_fallback_ctas (the SM count: every SM busy). plan_decode asks for it at one token tile
+//     when the plan would otherwise end on the reduce kernel (v13c): l3-70b.o at M = 1 4 splits
+//     and the reduce kernel 13.7 us, 2 clustered splits 12.2; l3-70b.down 34.5 -> 33.5. Pairs
+//     pack evenly into a GPC, unlike the 3-CTA clusters the byte rule above was measured on.
 template <typename MaxClusters>
 int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
-                        int64_t weight_bytes, MaxClusters&& max_clusters) {
+                        int64_t weight_bytes, MaxClusters&& max_clusters,
+                        int64_t pair_fallback_ctas = 0) {
   if (splits < 2) return 0;
   if (keep_depth) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
+  const bool pairs_fill = pair_fallback_ctas > 0 && 2 * clusters_needed >= pair_fallback_ctas;
   for (int s = splits < kMaxClusterSplits ? splits : kMaxClusterSplits; s >= 2; --s) {
-    if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) return 0;
+    if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) break;
     if (max_clusters(s) >= clusters_needed) return s;
   }
-  return 0;
+  return pairs_fill && max_clusters(2) >= clusters_needed ? 2 : 0;
 }
 
 }  // namespace sailfish::decode

@@ -47,8 +47,10 @@ Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
 // workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
 // bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
+// pair_fallback: config.h, cluster_split_count (two clustered splits rather than the reduce kernel
+// where their grid covers every SM).
 Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
-                                  const Plan* plan, DecodePlan* d) {
+                                  bool pair_fallback, const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
@@ -98,7 +100,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const int cluster_splits =
       cluster_split_count(d->splits, forced_splits.has_value() || multi_wave_pair,
                           g.n_blocks * d->m_groups,
-                          static_cast<int64_t>(g.code_bytes()), max_clusters);
+                          static_cast<int64_t>(g.code_bytes()), max_clusters,
+                          pair_fallback ? plan->sm_count : 0);
   SF_RETURN_IF_ERROR(first_error);
   if (cluster_splits > 0) {
     d->splits = cluster_splits;
@@ -142,12 +145,12 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
   //     plan lost up to 32% (v13b in docs/perf/decode.md).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
-  auto choose = [&](int stages) {
+  auto choose = [&](int stages, bool pair_fallback = false) {
     if (d.warp_split) {
       d.warp_stages = stages;
       d.shared_bytes = kWarps * warp_split_region_bytes(d.warp_stage_bytes, stages);
     }
-    return choose_splits_and_epilogue(forced_splits, cluster_reduce, plan, &d);
+    return choose_splits_and_epilogue(forced_splits, cluster_reduce, pair_fallback, plan, &d);
   };
   const bool stages_vary = d.warp_split && warp_split_stages_vary(d.token_tiles);
   const bool has_deep = d.warp_split && warp_split_has_deep(g.bits, d.token_tiles);
@@ -172,6 +175,14 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
       const Status deep = choose(kWarpSplitDeepStages);
       if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) d = four;
     }
+  }
+  // One token tile, still ending on the reduce kernel: two clustered splits where their grid
+  // covers every SM (config.h, cluster_split_count). Not at 2 token tiles, where 2 clustered
+  // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c).
+  if (chosen.ok() && d.token_tiles == 1 && ends_on(Epilogue::kPartials)) {
+    const DecodePlan before = d;
+    const Status pairs = choose(d.warp_stages, true);
+    if (!pairs.ok() || !ends_on(Epilogue::kCluster)) d = before;
   }
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);

@@ -167,6 +167,26 @@ TEST(DecodeConfig, ClusterSplitCount) {
   }
 }
 
+// The pair fallback (v13c): where the byte rule keeps the reduce kernel, two clustered splits
+// instead if every pair is resident and their grid covers the SMs. An l3-70b.o-sized weight (128
+// strips, 33.5 MB) at 4 splits on 132 SMs, clusters of 4 not all resident (fake: 120 of them).
+TEST(DecodeConfig, PairFallbackKeepsEverySmBusy) {
+  auto fake = [](int size) { return 480 / size; };
+  EXPECT_EQ(cluster_split_count(4, false, 128, 33'554'432, fake), 0);  // the byte rule alone
+  EXPECT_EQ(cluster_split_count(4, false, 128, 33'554'432, fake, 132), 2);
+  // 60 strips: 120 CTAs leave SMs idle; the reduce kernel stays.
+  EXPECT_EQ(cluster_split_count(4, false, 60, 33'554'432, [](int) { return 59; }, 132), 0);
+  // Pairs not all resident: none.
+  EXPECT_EQ(cluster_split_count(4, false, 130, 33'554'432, [](int size) { return 120 / size; },
+                                132),
+            0);
+  EXPECT_EQ(cluster_split_count(4, false, 241, 33'554'432, fake, 132), 0);
+  // Where a deeper cluster fits, the fallback changes nothing; forced depths are kept as before.
+  EXPECT_EQ(cluster_split_count(4, false, 100, 33'554'432, fake, 132), 4);
+  EXPECT_EQ(cluster_split_count(4, true, 1000, 0, fake, 132), 4);
+  EXPECT_EQ(cluster_split_count(4, true, 1000, 0, [](int) { return 0; }, 132), 0);
+}
+
 // M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp) for
 // grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4 at 16, group 16 with folds)
 // fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still fits the 4 CTAs an

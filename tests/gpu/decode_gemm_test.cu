@@ -351,6 +351,35 @@ TEST(DecodeWarpStages, DeepPipelineMatchesReference) {
   }
 }
 
+// One token tile, where the heuristic's clusters are not all resident: two clustered splits
+// rather than the reduce kernel when their grid covers every SM (l3-70b.o and l3-70b.down, 128
+// strips on an H200), the reduce kernel when it does not (16 strips). Deterministic mode takes the
+// same path.
+TEST(DecodeSplitPlan, OneTokenTilePrefersClusteredPairs) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  Problem problem;
+  problem.m = 1;
+  Plan plan;
+  for (const int64_t k : {int64_t(8192), int64_t(28672)}) {
+    ASSERT_TRUE(PackedGeometry::make(8192, k, 4, 128, &problem.geometry).ok());
+    for (const bool deterministic : {false, true}) {
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(deterministic), &plan).ok());
+      const std::string where = "k=" + std::to_string(k);
+      EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
+      if (plan.decode.splits == 2) EXPECT_GE(2 * problem.geometry.n_blocks, sms) << where;
+    }
+  }
+  // 16 strips x 2 = 32 CTAs: pairs would leave SMs idle, so a deep split keeps its reduce kernel
+  // or clusters of its own depth, never a pair chosen by the fallback.
+  ASSERT_TRUE(PackedGeometry::make(1024, 65536, 4, 128, &problem.geometry).ok());
+  ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+  EXPECT_GT(plan.decode.splits, 2);
+}
+
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.
 TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_GPU();
