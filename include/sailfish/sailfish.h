@@ -140,7 +140,7 @@ struct DecodePlan {
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
   int warp_stage_bytes = 0;       // warp-split kernel: bytes of one pipeline stage
   int act_rows = 0;               // warp-split kernel: activation rows a stage holds
-  int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3 or 4)
+  int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3, 4 or 6)
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;

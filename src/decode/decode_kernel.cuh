@@ -49,7 +49,8 @@ struct DecodeParams {
   int32_t splits;
   Epilogue epilogue;
   // Warp-split kernel only (config.h): bytes of one stage, the activation rows it holds, and
-  // the stages per warp (config.h: warp_split_alt_stages).
+  // the stages per warp (config.h: 3 or kStages at 3-4 token tiles, kStages or
+  // kWarpSplitDeepStages at 1-2).
   int32_t warp_stage_bytes, act_rows, warp_stages;
 };
 

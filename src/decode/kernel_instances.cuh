@@ -63,12 +63,19 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
       return internal_error("decode: the warp-split kernel runs ", kWarpSplitFewStages, " or ",
                             kStages, " stages a warp (got ", params.warp_stages, ")");
     }
+  } else if constexpr (kWarpSplit) {
+    // 1-2 token tiles: each stage count is an instance of its own; the plan sized shared memory
+    // for the count it asked for.
+    if (params.warp_stages != stage_count(kDeep)) {
+      return internal_error("decode: no warp-split kernel instance for ", kTiles,
+                            " token tiles and ", params.warp_stages, " stages a warp (",
+                            kBits, "-bit codes)");
+    }
   }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
   return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(), grid,
-                                 cluster,
-                                 dim3(kThreads), shared, stream, pdl, "decode kernel launch",
-                                 params);
+                                 cluster, dim3(kThreads), shared, stream, pdl,
+                                 "decode kernel launch", params);
 }
 
 // How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
@@ -110,8 +117,7 @@ Status occupancy_tiles(int shared, int* ctas_per_sm) {
 // Calls f(tiles, warp_split, zero_points, deep) with integral constants for the instance that
 // serves (token_tiles, warp_split, zero_points, warp_stages): the warp-split kernel at 1-2 token
 // tiles may have a deep-pipeline instance (warp_stages == kWarpSplitDeepStages, config.h:
-// warp_split_has_deep); the strip kernel has
-// one instance for both zero-point kinds.
+// warp_split_has_deep); the strip kernel has one instance for both zero-point kinds.
 template <int kBits, typename F>
 Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, F&& f) {
   using std::false_type;
@@ -155,14 +161,13 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
 template <typename T, int kBits>
 Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, dim3 grid,
                           int shared_bytes, bool pdl, cudaStream_t stream) {
-  return detail::dispatch<kBits>(token_tiles, warp_split, params.zero_fold != nullptr,
-                          params.warp_stages, [&](auto tiles, auto split, auto zero, auto deep) {
-                            return detail::launch_tiles<T, kBits, decltype(tiles)::value,
-                                                        decltype(split)::value,
-                                                        decltype(zero)::value,
-                                                        decltype(deep)::value>(
-                                params, grid, shared_bytes, pdl, stream);
-                          });
+  return detail::dispatch<kBits>(
+      token_tiles, warp_split, params.zero_fold != nullptr, params.warp_stages,
+      [&](auto tiles, auto split, auto zero, auto deep) {
+        return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
+                                    decltype(zero)::value, decltype(deep)::value>(
+            params, grid, shared_bytes, pdl, stream);
+      });
 }
 
 template <typename T, int kBits>

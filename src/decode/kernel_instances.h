@@ -1,7 +1,7 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
 // holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4 (with a
-// deep-pipeline instance at 1-2), once for symmetric weights and once with zero points
-// (decode_<type>_int<bits>.cu). Declared here,
+// deep-pipeline instance at 1-2 token tiles, int8 at 1: config.h, warp_split_has_deep), once for
+// symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here,
 // defined by kernel_instances.cuh.
 #pragma once
 
