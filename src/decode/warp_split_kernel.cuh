@@ -63,6 +63,22 @@ __device__ __forceinline__ void park_sums(float* parked, const float (&total)[4]
   }
 }
 
+// total += another warp's sums parked by park_sums.
+template <int kTiles>
+__device__ __forceinline__ void add_parked_sums(float (&total)[4][kTiles][4],
+                                                const float* parked, int lane) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+#pragma unroll
+    for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        total[j][tt][i] += parked[parked_word(j * kTiles + tt, i, lane)];
+      }
+    }
+  }
+}
+
 // Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
 // order through distributed shared memory and store Y + bias. Warp 0 of each CTA holds the CTA's
 // sums (total, after the cross-warp add); it parks them in its own idle region as
@@ -487,24 +503,15 @@ __global__ void __launch_bounds__(kThreads)
   if (kScaleSums && current_group >= 0) flush_group(false);
 
   // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region
-  // (detail::park_sums); warp 0 adds them in warp order.
+  // (detail::park_sums); warp 0 adds them in warp order (detail::add_parked_sums).
   __syncthreads();  // every warp's copies have landed and no warp still reads its stages
   if (warp != 0) detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
   __syncthreads();
   if (warp == 0) {
 #pragma unroll
     for (int w = 1; w < kWarps; ++w) {
-      const float* other = reinterpret_cast<const float*>(smem + w * region_bytes);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            total[j][tt][i] += other[detail::parked_word(j * kTiles + tt, i, lane)];
-          }
-        }
-      }
+      detail::add_parked_sums<kTiles>(
+          total, reinterpret_cast<const float*>(smem + w * region_bytes), lane);
     }
   }
   if (p.epilogue == Epilogue::kCluster) {  // uniform: every thread takes part in the barriers
