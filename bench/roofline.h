@@ -16,7 +16,8 @@
 namespace sailfish::bench {
 
 struct RowCost {
-  double weight_bytes = 0.0;  // codes + scales + zero folds (padding included: it is streamed)
+  // codes + scales (+ zero shifts and folds); padding included: it is streamed
+  double weight_bytes = 0.0;
   double bytes = 0.0;         // everything above
   double flops = 0.0;
 };
@@ -25,7 +26,7 @@ inline RowCost row_cost(const PackedGeometry& g, bool zero_points, bool act_orde
                         int64_t m) {
   RowCost c;
   const double meta = static_cast<double>(g.scale_rows * g.n_pad) * 2.0;
-  c.weight_bytes = static_cast<double>(g.code_bytes()) + meta * (zero_points ? 2.0 : 1.0);
+  c.weight_bytes = static_cast<double>(g.code_bytes()) + meta * (zero_points ? 3.0 : 1.0);
   const double md = static_cast<double>(m), nd = static_cast<double>(g.n),
                kd = static_cast<double>(g.k);
   c.bytes = c.weight_bytes + 2.0 * md * kd + 2.0 * md * nd + (bias ? 2.0 * nd : 0.0) +

@@ -123,10 +123,13 @@ Status check_packed(const PackedWeight& weight, const CheckTarget& target,
       const uint32_t q = (word >> (g.lane_position(s.n, r) * g.bits)) & mask;
       const size_t meta = static_cast<size_t>((r / g.group_rows) * g.n_pad + s.n);
       const double scale = bits_to_float(weight.scales[meta], weight.scale_dtype);
-      const double fold = weight.zero_fold.empty()
-                              ? 0.0
-                              : bits_to_float(weight.zero_fold[meta], weight.scale_dtype);
-      const double w = (static_cast<double>(q) - bias) * scale + fold;
+      // Zero points: shift (plane 0, an integer) and fold (plane 1), docs/FORMAT.md.
+      const size_t plane = static_cast<size_t>(g.scale_rows * g.n_pad);
+      const bool zero = !weight.zero_fold.empty();
+      const double shift = zero ? static_cast<double>(weight.zero_fold[meta]) : bias;
+      const double fold =
+          zero ? bits_to_float(weight.zero_fold[plane + meta], weight.scale_dtype) : 0.0;
+      const double w = (static_cast<double>(q) - shift) * scale + fold;
       const int64_t source = weight.perm.empty() ? r : weight.perm[static_cast<size_t>(r)];
       const double p = a[static_cast<size_t>(source)] * w;
       ref += p;

@@ -21,9 +21,9 @@ struct ScaleFill {
 
 // Random scales s = +-(1 + j/8) * 2^-e, j in 0..7, e in 6..8, negative one time in four: small,
 // with four significant bits, so exactly representable in bf16 and fp16 and exact when multiplied
-// by any int4 code offset. If zero_fold is not null it gets (2^(bits-1) - zp) * s rounded once to
-// the dtype for a random integer zero point zp, the folding rule of the packer. Padding rows and
-// columns get 0, as the packer writes them.
+// by any int4 code offset. If zero_fold is not null its two planes (docs/FORMAT.md) get a random
+// integer zero point zp as the shift and +0.0 as the fold, what the packer writes for an integer
+// zero point. Padding rows and columns get 0, as the packer writes them.
 Status fill_scales(const ScaleFill& fill, void* scales, void* zero_fold, uint64_t seed,
                    cudaStream_t stream);
 

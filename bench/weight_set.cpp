@@ -81,7 +81,7 @@ Status PackedWeightSet::create(const Spec& spec, int copies, uint64_t seed, cuda
   s.spec_ = spec;
   // code_bytes is a multiple of a 64x64 block and meta_bytes of 64 columns x 2 bytes, so the
   // scales start 16-byte aligned and a copy is a whole number of 16-byte vectors.
-  s.bytes_per_copy_ = code_bytes + meta_bytes * (has_zero ? 2 : 1);
+  s.bytes_per_copy_ = code_bytes + meta_bytes * (has_zero ? 3 : 1);  // + zero shifts and folds
   s.stride_ = align_up(s.bytes_per_copy_, 256);
   SF_RETURN_IF_ERROR(s.storage_.allocate(s.stride_ * static_cast<size_t>(copies)));
 

@@ -1,4 +1,5 @@
-// The Sailfish packed weight format, version 1: the one layout that every tier reads.
+// The Sailfish packed weight format, version 2: the one layout that every tier reads. (Version 1
+// stored one zero fold, (2^(bits-1) - zp) * s; version 2 splits the zero point, see zero_fold.)
 // docs/FORMAT.md is the specification; the CPU packer here is its executable definition and the GPU
 // repack kernel must produce the same bytes.
 #pragma once
@@ -10,7 +11,7 @@
 
 namespace sailfish {
 
-constexpr int kPackedFormatVersion = 1;
+constexpr int kPackedFormatVersion = 2;
 constexpr int kPackBlockN = 64;  // output rows per block
 constexpr int kPackBlockK = 64;  // input columns per block
 
@@ -41,9 +42,10 @@ struct PackedWeight {
   ZeroPointKind zero_kind = ZeroPointKind::kNone;
   std::vector<uint8_t> codes;        // geometry.code_bytes()
   std::vector<uint16_t> scales;      // [scale_rows][n_pad], bits of scale_dtype
-  // [scale_rows][n_pad] bits of scale_dtype holding (2^(bits-1) - zp) * s, rounded once, so that
-  // W = (q - 2^(bits-1)) * s + zero_fold: one fused multiply-add after an exact code-bias removal.
-  // Empty when zero_kind == kNone.
+  // Two planes of [scale_rows][n_pad]: shifts, then folds. shift (a u16 integer) is the integer
+  // nearest zp in the code range; fold (bits of scale_dtype) is (shift - zp) * s rounded once, so
+  // W = (q - shift) * s + fold: one fused multiply-add after an exact subtraction
+  // (src/format/zero_split.h). Integer zero points have fold +0.0. Empty when zero_kind == kNone.
   std::vector<uint16_t> zero_fold;
   // [scale_rows][n_pad] the zero points themselves (float32, exact), kept so unpack is lossless.
   // Not uploaded to the device. Empty when zero_kind == kNone.

@@ -20,7 +20,8 @@
 //       96    8  u64 payload bytes (the sum of the five)
 //      104    8  u64 payload checksum
 //      112    8  u64 header checksum, over bytes [0, 112)
-//      120       payload: codes (bytes), scales (u16), zero_fold (u16), zero_points (f32 bits),
+//      120       payload: codes (bytes), scales (u16), zero_fold (u16, two planes: shifts then
+//                folds), zero_points (f32 bits),
 //                perm (i32), each array immediately after the previous one
 //
 // Checksums are FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) applied to the

@@ -30,7 +30,9 @@ struct DeviceWeight {
   ZeroPointKind zero_kind = ZeroPointKind::kNone;
   const void* codes = nullptr;      // geometry.code_bytes()
   const void* scales = nullptr;     // [scale_rows][n_pad] of scale_dtype
-  const void* zero_fold = nullptr;  // [scale_rows][n_pad] of scale_dtype, or null for kNone
+  // [2][scale_rows][n_pad] u16: zero shifts (integers), then folds (scale_dtype), as
+  // PackedWeight::zero_fold; or null for kNone.
+  const void* zero_fold = nullptr;
   const int32_t* perm = nullptr;    // [k] act-order permutation, or null
 };
 

@@ -24,7 +24,7 @@ StorageLayout layout_of(const PackedGeometry& geo, bool has_zero, bool act_order
   l.scales = offset;
   offset = align_up(offset + meta, 256);
   l.zero_fold = offset;
-  if (has_zero) offset = align_up(offset + meta, 256);
+  if (has_zero) offset = align_up(offset + 2 * meta, 256);  // shifts and folds
   l.perm = offset;
   if (act_order) offset = align_up(offset + static_cast<size_t>(geo.k) * 4, 256);
   l.total = offset;
@@ -128,9 +128,9 @@ Status download(const DeviceWeight& weight, PackedWeight* host) {
   SF_CUDA_CHECK(cudaMemcpy(p.codes.data(), weight.codes, p.codes.size(), cudaMemcpyDeviceToHost));
   SF_CUDA_CHECK(cudaMemcpy(p.scales.data(), weight.scales, meta * 2, cudaMemcpyDeviceToHost));
   if (weight.zero_fold != nullptr) {
-    p.zero_fold.resize(meta);
+    p.zero_fold.resize(2 * meta);  // shifts and folds
     SF_CUDA_CHECK(
-        cudaMemcpy(p.zero_fold.data(), weight.zero_fold, meta * 2, cudaMemcpyDeviceToHost));
+        cudaMemcpy(p.zero_fold.data(), weight.zero_fold, meta * 4, cudaMemcpyDeviceToHost));
   }
   if (weight.perm != nullptr) {
     p.perm.resize(static_cast<size_t>(geo.k));

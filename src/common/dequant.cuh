@@ -157,4 +157,58 @@ __device__ __forceinline__ constexpr uint32_t int8_negative_offset_pair() {
   return std::is_same_v<T, __half> ? 0xE480E480u : 0xC510C510u;
 }
 
+// Zero points (docs/FORMAT.md): the code minus the zero point's integer part, `shift`, exact,
+// then (q - shift) * s + fold with one hfma2 as before. The subtraction replaces the code-bias
+// subtraction of the conversions above, so it costs nothing per weight; per group and column the
+// caller turns the stored shift (an integer below 2^bits) into the subtrahend once, one integer
+// multiply-add: {magic + shift, magic + shift} as register bits, or for bf16 int8, whose bytes go
+// through fp32, the fp32 2^23 + shift.
+template <typename T, int kBits>
+__device__ __forceinline__ uint32_t zero_subtrahend(uint32_t shift) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && kBits == 8) {
+    return 0x4b000000u | shift;
+  } else {
+    constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
+    return shift * 0x00010001u + magic;  // no carry: shift < 2^8 < the magic's mantissa step
+  }
+}
+
+// int4_word_to_pairs with the shifts of columns c (subtrahend `sub`, out[0], out[1]) and c + 8
+// (`sub8`, out[2], out[3]) in place of the code bias: each element q - shift, exact.
+template <typename T>
+__device__ __forceinline__ void int4_word_to_shifted_pairs(uint32_t q, uint32_t sub, uint32_t sub8,
+                                                           Pair<T> out[4]) {
+  constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    out[r] = __hsub2(bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic)),
+                     bits_as_pair<Pair<T>>(r < 2 ? sub : sub8));
+  }
+}
+
+// int8_word_to_pairs with the shift of the word's column (subtrahend `sub`) in place of the code
+// bias: each element b - shift, exact (|b - shift| <= 255 fits fp16 and bf16).
+template <typename T>
+__device__ __forceinline__ void int8_word_to_shifted_pairs(uint32_t q, uint32_t sub,
+                                                           Pair<T> out[2]);
+
+template <>
+__device__ __forceinline__ void int8_word_to_shifted_pairs<__half>(uint32_t q, uint32_t sub,
+                                                                   __half2 out[2]) {
+  const __half2 subtrahend = bits_as_pair<__half2>(sub);
+  out[0] = __hsub2(bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4240u)), subtrahend);
+  out[1] = __hsub2(bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u)), subtrahend);
+}
+
+template <>
+__device__ __forceinline__ void int8_word_to_shifted_pairs<__nv_bfloat16>(uint32_t q, uint32_t sub,
+                                                                          __nv_bfloat162 out[2]) {
+  const float subtrahend = __uint_as_float(sub);
+  auto lane = [&](uint32_t selector) {
+    return __uint_as_float(byte_perm(q, 0x4b000000u, selector)) - subtrahend;
+  };
+  out[0] = __floats2bfloat162_rn(lane(0x7440u), lane(0x7442u));
+  out[1] = __floats2bfloat162_rn(lane(0x7441u), lane(0x7443u));
+}
+
 }  // namespace sailfish::gpu

@@ -31,7 +31,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kStages = SAILFISH_DECODE_STAGES;
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
 constexpr int kMaxMetaRows = 4;
-constexpr int kMetaStageBytes = 2 * kMaxMetaRows * 64 * 2;  // scales, then zero folds
+// The strip kernel's scale rows, then zero shifts, then folds, kMetaPartBytes each.
+constexpr int kMetaPartBytes = kMaxMetaRows * 64 * 2;
+constexpr int kMetaStageBytes = 3 * kMetaPartBytes;
 // Tokens per mma (the n8 of m16n8k16) and the token-tile counts compiled.
 constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
@@ -64,12 +66,13 @@ constexpr int kWarpSplitMaxTiles = 4;
 // The warp-split kernel sizes its stages at run time to what the problem reads, so that small M
 // and symmetric weights fit more CTAs on an SM (v6: shared memory had held M = 1 to 3 CTAs and
 // M = 16 to 2; now 4 and 3): a stage holds the 64 x 64 block, act_rows activation rows of 128
-// bytes, and meta_rows scale rows (and as many zero-fold rows) of 128 bytes. Activation rows the
-// CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte header.
+// bytes, and meta_rows scale rows (and as many zero-shift and zero-fold rows) of 128 bytes.
+// Activation rows the CTA lacks are read from a zeroed 16-byte chunk in the warp's 128-byte
+// header.
 constexpr int kWarpHeaderBytes = 128;
 SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int meta_rows,
                                                     bool zero_points) {
-  return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 2 : 1);
+  return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 3 : 1);
 }
 // Stages per warp of the warp-split kernel, chosen per problem (plan_decode in launch.cu):
 //   - 3-4 token tiles (M 17-32 per CTA): 3 or kStages, a run-time value (DecodeParams::
@@ -112,8 +115,10 @@ static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024 &
                   warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages) <= 227 * 1024 &&
                   warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages) <= 227 * 1024,
               "every warp-split instance fits an SM at its deepest pipeline");
-static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1024), "int4, 8 tokens: 4 KB a stage");
-static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1024), "int8, 64 tokens: 13 KB a stage");
+static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1536),
+              "int4, 8 tokens: 4.5 KB a stage");
+static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1536),
+              "int8, 64 tokens: 13.5 KB a stage");
 static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");
 
 // Token tiles compiled: 1, 2, 3, 4, 6, 8 (M up to 8, 16, 24, 32, 48, 64 per CTA).

@@ -11,14 +11,15 @@
 //   - activations [tokens][64] (8 x 16-byte chunks per token row, chunk index XOR (row % 8) so
 //     ldmatrix's eight 16-byte rows hit eight different bank groups), shared by the 4 warps, in
 //     the same commit group; tokens >= M and columns >= K are zero-filled by cp.async;
-//   - scales (and zero folds) of the block's groups, 128 bytes per scale row.
+//   - scales (and zero shifts and folds) of the block's groups, 128 bytes per scale row.
 // Compute per block and warp: one 16-byte shared load of the lane's run, LOP3 dequantization
-// (common/dequant.cuh) to exact q - bias pairs, one mma per (k16 slice, token tile) with
-// ldmatrix.x4 activation fragments shared by two k16 slices; scales multiply the fp32 partial
-// sums once per group (weights with zero points: one fused multiply-add per pair instead).
+// (common/dequant.cuh) to exact q - bias pairs (q - shift with zero points), one mma per (k16
+// slice, token tile) with ldmatrix.x4 activation fragments shared by two k16 slices; scales
+// multiply the fp32 partial sums once per group (weights with zero points: one fused multiply-add
+// per pair instead, with the fold).
 //
-// Shared memory: kStages * stage_bytes(kBits, kTiles) (config.h): 16 KB (int4, 8 tokens) to
-// 53 KB (int8, 64 tokens).
+// Shared memory: kStages * stage_bytes(kBits, kTiles) (config.h): 18 KB (int4, 8 tokens) to
+// 54 KB (int8, 64 tokens).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,8 @@ namespace sailfish::decode {
 struct DecodeParams {
   const uint8_t* codes;    // packed codes
   const void* scales;      // [scale_rows][n_pad]
+  const uint16_t* zero_shift;  // [scale_rows][n_pad] integers (docs/FORMAT.md), or null for
+                               // symmetric weights
   const void* zero_fold;   // [scale_rows][n_pad], or null for symmetric weights
   const void* a;           // activations [m][lda] (16-byte aligned rows)
   int64_t lda;
@@ -209,6 +212,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   const int meta_rows = meta_rows_for(p.group_shift);
   const T* scales = static_cast<const T*>(p.scales);
   const T* folds = static_cast<const T*>(p.zero_fold);
+  const uint16_t* shifts = p.zero_shift;
   const int run_offset = (warp * 32 + lane) * kRunBytes;
 
   auto issue_weights = [&](int index, int slot) {
@@ -227,7 +231,11 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
                        scales + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
     } else if (has_zero && t >= 32 && t < 32 + meta_rows * 8) {
       const int r = (t - 32) / 8, chunk = (t - 32) % 8;
-      gpu::cp_async_16(stage + kW + kAct + kMetaStageBytes / 2 + r * 128 + chunk * 16,
+      gpu::cp_async_16(stage + kW + kAct + kMetaPartBytes + r * 128 + chunk * 16,
+                       shifts + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
+    } else if (has_zero && t >= 64 && t < 64 + meta_rows * 8) {
+      const int r = (t - 64) / 8, chunk = (t - 64) % 8;
+      gpu::cp_async_16(stage + kW + kAct + 2 * kMetaPartBytes + r * 128 + chunk * 16,
                        folds + int64_t(g0 + r) * p.n_pad + strip * 64 + chunk * 8);
     }
   };
@@ -286,7 +294,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
       words[4 * c + 3] = v.w;
     }
     const T* meta_scales = reinterpret_cast<const T*>(stage + kW + kAct);
-    const T* meta_folds = meta_scales + kMetaStageBytes / 4;
+    const uint16_t* meta_shifts =
+        reinterpret_cast<const uint16_t*>(stage + kW + kAct + kMetaPartBytes);
+    const T* meta_folds = reinterpret_cast<const T*>(stage + kW + kAct + 2 * kMetaPartBytes);
 
 #pragma unroll
     for (int sp = 0; sp < 4; sp += 2) {  // two k16 slices per ldmatrix.x4
@@ -310,17 +320,25 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
           group_scale8 =
               has_zero ? 1.0f : static_cast<float>(meta_scales[r * 64 + row_in_strip + 8]);
         }
-        P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
-        if constexpr (kBits == 4) {
+        // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias (q - shift) exactly
+        P v[4];
+        const int row = r * 64 + row_in_strip;
+        if (has_zero) {
+          const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
+          const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
+          if constexpr (kBits == 4) {
+            gpu::int4_word_to_shifted_pairs<T>(words[s], sub, sub8, v);
+          } else {
+            gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub, v);
+            gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub8, v + 2);
+          }
+          detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
+                                    meta_folds[row + 8]);
+        } else if constexpr (kBits == 4) {
           gpu::int4_word_to_pairs<T>(words[s], v);
         } else {
           gpu::int8_word_to_pairs<T>(words[2 * s], v);          // column c
           gpu::int8_word_to_pairs<T>(words[2 * s + 1], v + 2);  // column c + 8
-        }
-        if (has_zero) {
-          const int row = r * 64 + row_in_strip;
-          detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
-                                    meta_folds[row + 8]);
         }
         uint32_t a[4];
         detail::pairs_to_fragment(v, a);

@@ -6,6 +6,7 @@
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "common/launch.cuh"
+#include "common/zero_planes.h"
 #include "decode/config.h"
 #include "decode/kernel_instances.h"
 #include "decode/launch.h"
@@ -123,7 +124,8 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
   d.warp_split = warp_split && d.token_tiles <= kWarpSplitMaxTiles;
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   if (d.warp_split) {
-    // Stages hold only what this problem reads: its activation rows, its scale rows (and folds).
+    // Stages hold only what this problem reads: its activation rows, its scale rows (and zero
+    // shifts and folds).
     d.act_rows = static_cast<int>(std::min<int64_t>(std::max<int64_t>(p.m, 1), tokens_per_cta));
     d.warp_stage_bytes = warp_split_stage_bytes(g.bits, d.act_rows,
                                                 meta_rows_for(::sailfish::detail::group_shift(g)),
@@ -236,7 +238,9 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   DecodeParams params;
   params.codes = static_cast<const uint8_t*>(w.codes);
   params.scales = w.scales;
-  params.zero_fold = w.zero_fold;
+  const ::sailfish::detail::ZeroPlanes zero = ::sailfish::detail::zero_planes(w);
+  params.zero_shift = zero.shifts;
+  params.zero_fold = zero.folds;
   params.a = a;
   params.lda = lda;
   params.y = args.y;

@@ -13,14 +13,15 @@
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
 //   - one pair of ldmatrix.x4 per k32 serves all four n16 groups (16 mma per block and token tile).
 // Symmetric weights with kTiles <= 2 scale the fp32 partial sums once per group (decode_kernel.cuh
-// explains why); otherwise scales (and zero folds) apply per pair with one hfma2. Symmetric int4
+// explains why); otherwise scales (and zero folds) apply per pair with one hfma2, zero shifts in
+// the conversion's subtraction (dequant.cuh). Symmetric int4
 // and int8 there also skip the bias subtraction (dequant.cuh: the offset forms; docs/DECODE.md).
 // At the end the four warps' sums meet in shared memory and warp 0 adds them in warp order
 // (deterministic) and runs the epilogue (store, red.global or split partials); with the cluster
 // epilogue the split CTAs of the strip then add their sums through distributed shared memory.
 //
 // Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
-// kWarps * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x2 with zero points))),
+// kWarps * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x3 with zero points))),
 // 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
 #pragma once
 
@@ -119,7 +120,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
 
 }  // namespace detail
 
-// kZeroPoints: the weight has zero folds (a compile-time choice, so the symmetric mainloop carries
+// kZeroPoints: the weight has zero points (a compile-time choice, so the symmetric mainloop carries
 // no branch on it). kStageCount: stages per warp (config.h: kStages, or kWarpSplitDeepStages at
 // 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
 template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages>
@@ -152,7 +153,8 @@ __global__ void __launch_bounds__(kThreads)
   const int kb_end = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps;
   const int num_blocks = kb_end - kb_begin;
   // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
-  // `stages` stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many folds)].
+  // `stages` stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many zero shifts
+  // | as many folds)].
   const int stage_bytes = p.warp_stage_bytes;
   const int region_bytes = warp_split_region_bytes(stage_bytes, stages);
   uint8_t* region = smem + warp * region_bytes;
@@ -162,8 +164,10 @@ __global__ void __launch_bounds__(kThreads)
   constexpr bool has_zero = kZeroPoints;
   const int meta_rows = meta_rows_for(p.group_shift);
   const int meta_offset = kW + p.act_rows * 128;  // within a stage
-  const int fold_offset = meta_offset + meta_rows * 128;
+  const int shift_offset = meta_offset + meta_rows * 128;
+  const int fold_offset = shift_offset + meta_rows * 128;
   const T* scales = static_cast<const T*>(p.scales);
+  const uint16_t* shifts = p.zero_shift;
   const T* folds = static_cast<const T*>(p.zero_fold);
 
   // Copy cursors: blocks are issued in order, so each issue copies from the cursors and then
@@ -192,7 +196,7 @@ __global__ void __launch_bounds__(kThreads)
     act_offset[u] = kW + row * 128 + ((act_chunk ^ (row & 7)) << 4);
     act_row_valid[u] = row < valid_rows;
   }
-  // Scale (and fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
+  // Scale (shift, fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
   const uint32_t meta_row_elements = static_cast<uint32_t>(p.n_pad);
   const uint32_t meta_lane = (lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
   const bool copies_meta = lane < meta_rows * 8;
@@ -212,6 +216,7 @@ __global__ void __launch_bounds__(kThreads)
         meta_lane + static_cast<uint32_t>((meta_kb * 64) >> p.group_shift) * meta_row_elements;
     gpu::cp_async_16_if(issue && copies_meta, stage + meta_offset + lane * 16, scales + src);
     if constexpr (has_zero) {
+      gpu::cp_async_16_if(issue && copies_meta, stage + shift_offset + lane * 16, shifts + src);
       gpu::cp_async_16_if(issue && copies_meta, stage + fold_offset + lane * 16, folds + src);
     }
     weight_cursor += kW;
@@ -367,6 +372,8 @@ __global__ void __launch_bounds__(kThreads)
       }
       const T* meta_scales = reinterpret_cast<const T*>(stage + meta_offset);
       // Unused in some instances (no zero points; per-pair scaling).
+      [[maybe_unused]] const uint16_t* meta_shifts =
+          reinterpret_cast<const uint16_t*>(stage + shift_offset);
       [[maybe_unused]] const T* meta_folds = reinterpret_cast<const T*>(stage + fold_offset);
       [[maybe_unused]] const int kb = kb_begin + i;
 
@@ -462,20 +469,32 @@ __global__ void __launch_bounds__(kThreads)
           } else {
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-              P v[4];  // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias exactly
-              if constexpr (kBits == 4) {
-                gpu::int4_word_to_pairs<T>(words[j][s], v);
-              } else {
-                gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
-                gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
-              }
-              if (!kScaleSums || has_zero) {
-                const int row =
-                    (kLargeGroups ? 0 : (16 * s) >> p.group_shift) * 64 + j * 16 + row_g;
-                const T zero = static_cast<T>(0.0f);
+              // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias (q - shift) exactly
+              P v[4];
+              const int row =
+                  (kLargeGroups ? 0 : (16 * s) >> p.group_shift) * 64 + j * 16 + row_g;
+              if constexpr (has_zero) {
+                const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
+                const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
+                if constexpr (kBits == 4) {
+                  gpu::int4_word_to_shifted_pairs<T>(words[j][s], sub, sub8, v);
+                } else {
+                  gpu::int8_word_to_shifted_pairs<T>(words[j][2 * s], sub, v);
+                  gpu::int8_word_to_shifted_pairs<T>(words[j][2 * s + 1], sub8, v + 2);
+                }
                 detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
-                                          has_zero ? meta_folds[row] : zero,
-                                          has_zero ? meta_folds[row + 8] : zero);
+                                          meta_folds[row], meta_folds[row + 8]);
+              } else {
+                if constexpr (kBits == 4) {
+                  gpu::int4_word_to_pairs<T>(words[j][s], v);
+                } else {
+                  gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
+                  gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
+                }
+                if constexpr (!kScaleSums) {
+                  const T zero = static_cast<T>(0.0f);
+                  detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], zero, zero);
+                }
               }
               uint32_t a[4];
               detail::pairs_to_fragment(v, a);

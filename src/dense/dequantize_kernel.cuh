@@ -4,8 +4,9 @@
 // Grid-stride over 64 x 64 packed blocks, k-block fastest so consecutive CTAs read consecutive
 // bytes. Per block: each lane loads its whole run (16 B int4 / 32 B int8) with one or two vector
 // loads (the next block's run is loaded before the current one is processed, so a load is always
-// in flight), converts it with the magic-number idiom (common/dequant.cuh), applies the scale
-// (and zero fold) with one packed multiply (fused multiply-add), and stores the register pairs
+// in flight), converts it with the magic-number idiom (common/dequant.cuh; with zero points the
+// subtraction takes the zero shift), applies the scale (and zero fold) with one packed multiply
+// (fused multiply-add), and stores the register pairs
 // into a padded shared tile. After a barrier the tile leaves as 16-byte row vectors.
 //
 // Act-order: packed column r belongs to input column perm[r]; the kernel writes it there, so the
@@ -27,6 +28,7 @@ namespace sailfish::dense {
 struct DequantizeParams {
   const uint8_t* codes;      // packed codes
   const void* scales;        // [scale_rows][n_pad]
+  const uint16_t* zero_shift;  // [scale_rows][n_pad] integers (docs/FORMAT.md), or null
   const void* zero_fold;     // [scale_rows][n_pad] or null
   const int32_t* perm;       // [k] or null
   void* out;                 // scratch [n_end - n_begin][ld], or [k][ld] transposed (act-order)
@@ -77,6 +79,7 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
       const int64_t group = (int64_t(kb) * kTileCols + 16 * s) >> p.group_shift;
       const int64_t meta = group * p.n_pad + col0;
       P scale[2], fold[2];
+      uint32_t sub[2];  // zero subtrahends (dequant.cuh)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // column c, c + 8
         const T sv = scales[meta + 8 * h];
@@ -84,16 +87,24 @@ __global__ void __launch_bounds__(kThreads) dequantize_kernel(const DequantizePa
         if constexpr (kHasZero) {
           const T fv = folds[meta + 8 * h];
           fold[h] = P(fv, fv);
+          sub[h] = gpu::zero_subtrahend<T, kBits>(p.zero_shift[meta + 8 * h]);
         }
       }
-      P pairs[2][2];  // [column half][k half]
+      P pairs[2][2];  // [column half][k half], each q - bias (q - shift) exactly
       if constexpr (kBits == 4) {
         P v[4];
-        gpu::int4_word_to_pairs<T>(words[s], v);
+        if constexpr (kHasZero) {
+          gpu::int4_word_to_shifted_pairs<T>(words[s], sub[0], sub[1], v);
+        } else {
+          gpu::int4_word_to_pairs<T>(words[s], v);
+        }
         pairs[0][0] = v[0];
         pairs[0][1] = v[1];
         pairs[1][0] = v[2];
         pairs[1][1] = v[3];
+      } else if constexpr (kHasZero) {
+        gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub[0], pairs[0]);
+        gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub[1], pairs[1]);
       } else {
         gpu::int8_word_to_pairs<T>(words[2 * s], pairs[0]);
         gpu::int8_word_to_pairs<T>(words[2 * s + 1], pairs[1]);

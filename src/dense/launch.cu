@@ -2,6 +2,7 @@
 // zero points and act-order: 16 in all, in this one translation unit).
 #include "common/cuda_check.h"
 #include "common/host_math.h"
+#include "common/zero_planes.h"
 #include "dense/config.h"
 #include "dense/dequantize_kernel.cuh"
 #include "dense/launch.h"
@@ -42,7 +43,9 @@ Status launch_dequantize(const DeviceWeight& weight, int64_t row_begin, int64_t 
   DequantizeParams params;
   params.codes = static_cast<const uint8_t*>(weight.codes);
   params.scales = weight.scales;
-  params.zero_fold = weight.zero_fold;
+  const ::sailfish::detail::ZeroPlanes zero = ::sailfish::detail::zero_planes(weight);
+  params.zero_shift = zero.shifts;
+  params.zero_fold = zero.folds;
   params.perm = weight.perm;
   params.out = scratch;
   params.ld = ld;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "format/zero_split.h"
 #include "sailfish/quantize.h"
 
 namespace sailfish {
@@ -148,7 +149,8 @@ Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out) {
   p.scales.assign(meta, float_to_bits(0.0f, scale_dtype));
   const bool has_zero = w.zero_kind != ZeroPointKind::kNone;
   if (has_zero) {
-    p.zero_fold.assign(meta, float_to_bits(0.0f, scale_dtype));
+    // Two planes: shifts [0, meta) (integers), folds [meta, 2 meta); padding 0 and +0.0.
+    p.zero_fold.assign(2 * meta, float_to_bits(0.0f, scale_dtype));
     p.zero_points.assign(meta, static_cast<float>(bias));
   }
   for (int64_t g = 0; g < w.num_groups(); ++g) {
@@ -159,9 +161,11 @@ Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out) {
       p.scales[dst] = scale_bits;
       if (has_zero) {
         const double zp = w.zero_point(g, nn);
-        const double scale = bits_to_float(scale_bits, scale_dtype);
-        // (bias - zp) * s rounded once: the only rounding the fold adds (docs/FORMAT.md).
-        p.zero_fold[dst] = float_to_bits(static_cast<float>((bias - zp) * scale), scale_dtype);
+        const format::ZeroSplit split =
+            format::split_zero_point(zp, bits_to_float(scale_bits, scale_dtype), w.bits);
+        p.zero_fold[dst] = static_cast<uint16_t>(split.shift);  // an unsigned integer
+        // The fold rounded once: the only rounding the zero point adds (docs/FORMAT.md).
+        p.zero_fold[meta + dst] = float_to_bits(static_cast<float>(split.fold), scale_dtype);
         p.zero_points[dst] = static_cast<float>(zp);
       }
     }
@@ -201,11 +205,13 @@ Status validate(const PackedWeight& p) {
       p.zero_kind != ZeroPointKind::kFloat) {
     return invalid_argument("packed zero kind ", int(p.zero_kind), " is not none/integer/float");
   }
-  if (p.zero_fold.size() != (has_zero ? meta : 0) ||
+  if (p.zero_fold.size() != (has_zero ? 2 * meta : 0) ||
       p.zero_points.size() != (has_zero ? meta : 0)) {
-    return invalid_argument("packed zero points hold ", p.zero_fold.size(), " folds and ",
-                            p.zero_points.size(), " values; expected ", has_zero ? meta : 0,
-                            " of each for zero kind ", zero_point_kind_name(p.zero_kind));
+    return invalid_argument("packed zero points hold ", p.zero_fold.size(),
+                            " shift and fold values and ", p.zero_points.size(),
+                            " zero points; expected ", has_zero ? 2 * meta : 0, " and ",
+                            has_zero ? meta : 0, " for zero kind ",
+                            zero_point_kind_name(p.zero_kind));
   }
   if (!p.perm.empty()) {
     if (p.perm.size() != static_cast<size_t>(geo.k)) {

@@ -71,7 +71,7 @@ ArrayBytes expected_bytes(const PackedGeometry& geo, bool has_zero, bool act_ord
   ArrayBytes b;
   b.codes = static_cast<uint64_t>(geo.code_bytes());
   b.scales = meta * 2;
-  b.zero_fold = has_zero ? meta * 2 : 0;
+  b.zero_fold = has_zero ? meta * 4 : 0;  // two u16 planes: shifts and folds
   b.zero_points = has_zero ? meta * 4 : 0;
   b.perm = act_order ? static_cast<uint64_t>(geo.k) * 4 : 0;
   return b;

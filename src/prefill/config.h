@@ -54,17 +54,22 @@ SF_HOST_DEVICE constexpr int cta_shared_budget(int tokens) {
 
 // Scale rows one k-block can need: group 16 gives 4 per 64 columns.
 constexpr int kMaxMetaRows = 4;
-// Per consumer: [scales | zero folds] x kMaxMetaRows rows x 64 weight rows x 2 bytes.
-constexpr int kMetaBytesPerConsumer = 2 * kMaxMetaRows * 64 * 2;
+// Per consumer: [scales | zero shifts | zero folds], each kMaxMetaRows rows x 64 weight rows x 2
+// bytes (kMetaPartBytes). Symmetric weights keep the room of two parts, as before zero shifts
+// existed, so their stage counts (measured, perf/prefill.md) stay as they were.
+constexpr int kMetaPartBytes = kMaxMetaRows * 64 * 2;
+SF_HOST_DEVICE constexpr int meta_bytes_per_consumer(bool zero_points) {
+  return (zero_points ? 3 : 2) * kMetaPartBytes;
+}
 
 SF_HOST_DEVICE constexpr int block_bytes(int bits) { return 64 * 64 * bits / 8; }
 // A stage: [activations: tokens x 128 B, swizzled] [weights: one block per consumer] [meta].
 // Every part's size is a multiple of 1024, so each stage's activation tile stays 1024-aligned as
 // the 128-byte swizzle requires.
 SF_HOST_DEVICE constexpr int activation_stage_bytes(int tokens) { return tokens * 128; }
-SF_HOST_DEVICE constexpr int stage_bytes(int bits, int tokens) {
+SF_HOST_DEVICE constexpr int stage_bytes(int bits, int tokens, bool zero_points) {
   return activation_stage_bytes(tokens) + kConsumers * block_bytes(bits) +
-         kConsumers * kMetaBytesPerConsumer;
+         kConsumers * meta_bytes_per_consumer(zero_points);
 }
 // Shared memory for a pipeline of `stages` stages: + 1024 because the dynamic shared memory base
 // is only 16-byte aligned, + 256 for the barriers (two per stage, so at most 16 stages).
@@ -72,24 +77,26 @@ constexpr int kMaxStages = 16;
 // Consumers keep up to two blocks' wgmma groups in flight, so they hold up to two stages besides
 // the one they wait for: fewer than three stages would deadlock.
 constexpr int kMinStages = 3;
-SF_HOST_DEVICE constexpr int shared_bytes(int bits, int tokens, int stages) {
-  return stages * stage_bytes(bits, tokens) + 1024 + 256;
+SF_HOST_DEVICE constexpr int shared_bytes(int bits, int tokens, int stages, bool zero_points) {
+  return stages * stage_bytes(bits, tokens, zero_points) + 1024 + 256;
 }
 // The deepest pipeline that fits the CTA's share of an H100/H200 SM (cta_shared_budget).
-SF_HOST_DEVICE constexpr int max_stages(int bits, int tokens) {
-  return (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens) < kMaxStages
-             ? (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens)
+SF_HOST_DEVICE constexpr int max_stages(int bits, int tokens, bool zero_points) {
+  return (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens, zero_points) <
+                 kMaxStages
+             ? (cta_shared_budget(tokens) - 1024 - 256) / stage_bytes(bits, tokens, zero_points)
              : kMaxStages;
 }
 // Default depth: as many stages as fit, at most 8 (SAILFISH_PREFILL_STAGES overrides).
-SF_HOST_DEVICE constexpr int stage_count(int bits, int tokens) {
-  return max_stages(bits, tokens) < 8 ? max_stages(bits, tokens) : 8;
+SF_HOST_DEVICE constexpr int stage_count(int bits, int tokens, bool zero_points) {
+  return max_stages(bits, tokens, zero_points) < 8 ? max_stages(bits, tokens, zero_points) : 8;
 }
-static_assert(stage_bytes(4, 128) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
-static_assert(stage_count(8, 256) >= 4, "the deepest tile keeps four stages");
-static_assert(shared_bytes(8, 256, stage_count(8, 256)) <= 227 * 1024, "fits an SM");
-static_assert(stage_count(8, 64) >= 4 && 2 * shared_bytes(8, 64, stage_count(8, 64)) +
-                                             2 * 1024 <= 228 * 1024,
+static_assert(stage_bytes(4, 128, false) == 16384 + 4096 + 2048, "int4, 128 tokens: 22 KB a stage");
+static_assert(stage_count(8, 256, true) >= 4, "the deepest tile keeps four stages");
+static_assert(shared_bytes(8, 256, stage_count(8, 256, true), true) <= 227 * 1024, "fits an SM");
+static_assert(stage_count(8, 64, true) >= 4 &&
+                  2 * shared_bytes(8, 64, stage_count(8, 64, true), true) + 2 * 1024 <=
+                      228 * 1024,
               "two 64-token CTAs fit an SM with four stages each");
 
 // Work units: (n tile, m tile, k split), numbered so that CTAs running at the same time share

@@ -31,20 +31,24 @@ Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& param
                           int grid, bool pdl, cudaStream_t stream) {
   return detail::dispatch_tokens(tokens, [&](auto width) {
     constexpr int kTokens = decltype(width)::value;
-    constexpr int kMaxShared = shared_bytes(kBits, kTokens, max_stages(kBits, kTokens));
-    const int shared = shared_bytes(kBits, kTokens, params.stages);
-    if (params.stages < kMinStages || shared > kMaxShared) {
-      return internal_error("prefill kernel: ", params.stages, " stages of ", kTokens,
-                            " tokens asked; the instance allows ", kMinStages, "..",
-                            max_stages(kBits, kTokens));
-    }
-    auto* kernel = params.zero_fold != nullptr ? prefill_kernel<T, kBits, kTokens, true>
-                                               : prefill_kernel<T, kBits, kTokens, false>;
-    // Raised to the deepest pipeline the instance allows, once per device.
-    SF_RETURN_IF_ERROR(
-        gpu::raise_shared_memory_limit(reinterpret_cast<const void*>(kernel), kMaxShared));
-    return gpu::launch(kernel, dim3(grid), dim3(cta_threads(kTokens)), shared, stream, pdl,
-                       "prefill kernel launch", act_map, params);
+    auto run = [&](auto zero) {
+      constexpr bool kZero = decltype(zero)::value;
+      constexpr int kMaxShared =
+          shared_bytes(kBits, kTokens, max_stages(kBits, kTokens, kZero), kZero);
+      const int shared = shared_bytes(kBits, kTokens, params.stages, kZero);
+      if (params.stages < kMinStages || shared > kMaxShared) {
+        return internal_error("prefill kernel: ", params.stages, " stages of ", kTokens,
+                              " tokens asked; the instance allows ", kMinStages, "..",
+                              max_stages(kBits, kTokens, kZero));
+      }
+      auto* kernel = prefill_kernel<T, kBits, kTokens, kZero>;
+      // Raised to the deepest pipeline the instance allows, once per device.
+      SF_RETURN_IF_ERROR(
+          gpu::raise_shared_memory_limit(reinterpret_cast<const void*>(kernel), kMaxShared));
+      return gpu::launch(kernel, dim3(grid), dim3(cta_threads(kTokens)), shared, stream, pdl,
+                         "prefill kernel launch", act_map, params);
+    };
+    return params.zero_fold != nullptr ? run(std::true_type()) : run(std::false_type());
   });
 }
 

@@ -7,6 +7,7 @@
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "common/launch.cuh"
+#include "common/zero_planes.h"
 #include "decode/prep_kernel.cuh"
 #include "prefill/config.h"
 #include "prefill/kernel_instances.h"
@@ -75,14 +76,15 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
                  : choice.splits;
   f.grid = static_cast<int>(
       std::min<int64_t>(tiles * f.splits, int64_t(plan->sm_count) * ctas_per_sm(f.tokens)));
-  const int deepest = max_stages(g.bits, f.tokens);
+  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
+  const int deepest = max_stages(g.bits, f.tokens, zero_points);
   if (forced_stages.has_value() && (*forced_stages < kMinStages || *forced_stages > deepest)) {
     return invalid_argument("prefill_stages is ", *forced_stages, "; with ", g.bits,
                             "-bit weights and ", f.tokens, "-token tiles it must be ", kMinStages,
                             "..", deepest, " (shared memory)");
   }
   f.stages = forced_stages.has_value() ? static_cast<int>(*forced_stages)
-                                       : stage_count(g.bits, f.tokens);
+                                       : stage_count(g.bits, f.tokens, zero_points);
   // TMA needs 16-byte aligned activation rows (k % 8 == 0); act-order needs them permuted.
   f.copy_activations = p.act_order || g.k % 8 != 0;
   size_t offset = 0;
@@ -132,7 +134,9 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   PrefillParams params;
   params.codes = static_cast<const uint8_t*>(w.codes);
   params.scales = w.scales;
-  params.zero_fold = w.zero_fold;
+  const ::sailfish::detail::ZeroPlanes zero = ::sailfish::detail::zero_planes(w);
+  params.zero_shift = zero.shifts;
+  params.zero_fold = zero.folds;
   params.y = args.y;
   params.bias = f.splits == 1 ? args.bias : nullptr;
   params.partials = reinterpret_cast<float*>(ws + f.partials_offset);

@@ -9,11 +9,12 @@
 //     past M and columns past K arrive as zeros),
 //   - each consumer's 64 x 64 packed weight block as one 1D bulk copy (2 KB int4, 4 KB int8: the
 //     in-word permutation is invisible to a byte copy),
-//   - each consumer's scale rows (and zero-fold rows), 128 bytes each,
+//   - each consumer's scale rows (and zero-shift and zero-fold rows), 128 bytes each,
 // all completing on the stage's "full" mbarrier, which the producer armed with the byte total.
 // Consumers: per k-block, wait "full"; one 16-byte (int4) or two (int8) shared loads per lane give
 // the lane's A fragments for the block's four k16 slices; LOP3 dequantization to exact q - bias
-// pairs, then scale (hmul2) or scale and zero fold (hfma2) in the 16-bit type; four
+// pairs (q - zero shift with zero points), then scale (hmul2) or scale and zero fold (hfma2) in
+// the 16-bit type; four
 // wgmma.m64n<kTokens>k16 with A from those registers and B from the stage's activation tile.
 // Three fragment sets rotate so the dequantization of block i + 1 overlaps the tensor cores on
 // blocks i and i - 1; after block i's wgmmas are committed, waiting until at most two groups are
@@ -48,6 +49,7 @@ enum class PrefillEpilogue : int { kStore = 0, kPartials = 1 };
 struct PrefillParams {
   const uint8_t* codes;    // packed codes, 16-byte aligned
   const void* scales;      // [scale_rows][n_pad], 16-byte aligned
+  const uint16_t* zero_shift;  // [scale_rows][n_pad] integers (docs/FORMAT.md), or null
   const void* zero_fold;   // [scale_rows][n_pad] or null
   void* y;                 // [m][n]
   const void* bias;        // [n] or null (kStore only; the reduce adds it otherwise)
@@ -142,8 +144,9 @@ __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (
 // zero points had cost about 40 instructions per block (SASS, 64-token kernel).
 template <typename T, int kBits, bool kZeroPoints, bool kOneScaleRow>
 __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T* meta_scales,
-                                                 const T* meta_folds, int run_offset, int row,
-                                                 int group_shift, uint32_t (&frag)[4][4]) {
+                                                 const uint16_t* meta_shifts, const T* meta_folds,
+                                                 int run_offset, int row, int group_shift,
+                                                 uint32_t (&frag)[4][4]) {
   using P = gpu::Pair<T>;
   uint32_t words[kBits];
 #pragma unroll
@@ -154,8 +157,9 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
     words[4 * c + 2] = v.z;
     words[4 * c + 3] = v.w;
   }
-  // Scale (and fold) of rows g and g + 8 for each k16 slice.
+  // Scale (and zero subtrahend and fold) of rows g and g + 8 for each k16 slice.
   T scale_g[4], scale_g8[4], fold_g[4], fold_g8[4];
+  uint32_t sub_g[4], sub_g8[4];
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     if (kOneScaleRow && s > 0) {
@@ -163,6 +167,8 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
       scale_g8[s] = scale_g8[0];
       fold_g[s] = fold_g[0];
       fold_g8[s] = fold_g8[0];
+      sub_g[s] = sub_g[0];
+      sub_g8[s] = sub_g8[0];
       continue;
     }
     const int r = kOneScaleRow ? 0 : ::sailfish::detail::slice_scale_row(group_shift, s);
@@ -171,12 +177,20 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
     if constexpr (kZeroPoints) {
       fold_g[s] = meta_folds[r * 64 + row];
       fold_g8[s] = meta_folds[r * 64 + row + 8];
+      sub_g[s] = gpu::zero_subtrahend<T, kBits>(meta_shifts[r * 64 + row]);
+      sub_g8[s] = gpu::zero_subtrahend<T, kBits>(meta_shifts[r * 64 + row + 8]);
     }
   }
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    P v[4];  // (g, k0k1) (g, k8k9) (g + 8, k0k1) (g + 8, k8k9), each q - bias exactly
-    if constexpr (kBits == 4) {
+    // (g, k0k1) (g, k8k9) (g + 8, k0k1) (g + 8, k8k9), each q - bias (q - shift) exactly
+    P v[4];
+    if constexpr (kZeroPoints && kBits == 4) {
+      gpu::int4_word_to_shifted_pairs<T>(words[s], sub_g[s], sub_g8[s], v);
+    } else if constexpr (kZeroPoints) {
+      gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub_g[s], v);
+      gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub_g8[s], v + 2);
+    } else if constexpr (kBits == 4) {
       gpu::int4_word_to_pairs<T>(words[s], v);
     } else {
       gpu::int8_word_to_pairs<T>(words[2 * s], v);
@@ -209,7 +223,8 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     prefill_kernel(const __grid_constant__ CUtensorMap act_map,
                    const __grid_constant__ PrefillParams p) {
 #if SAILFISH_HAS_WGMMA
-  constexpr int kStage = stage_bytes(kBits, kTokens);
+  constexpr int kStage = stage_bytes(kBits, kTokens, kZeroPoints);
+  constexpr int kMetaBytesPerConsumer = meta_bytes_per_consumer(kZeroPoints);
   constexpr int kAct = activation_stage_bytes(kTokens);
   constexpr int kBlock = block_bytes(kBits);
   constexpr int kRunBytes = kBits * 4;  // a lane's run: 16 bytes (int4) or 32 bytes (int8)
@@ -248,13 +263,13 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     // as the pipeline's bottleneck (the consumers waited on "full" while the producer never
     // waited on "empty"), its address arithmetic serial. Lane 0 waits for the free stage, arms
     // the barrier and loads the activations; lanes 1 .. strips the weight blocks; the next lanes
-    // one scale (or zero-fold) row each.
+    // one scale (or zero-shift or zero-fold) row each: 1 + 2 + 2 x 4 x 3 = 27 lanes at most.
     const int lane = threadIdx.x % 32;
     if (lane == 0) gpu::prefetch_tensor_map(&act_map);
     // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
     gpu::wait_for_previous_grid();
-    const int kinds = kZeroPoints ? 2 : 1;
-    // This lane's meta copy (scale or fold row r of consumer c), if any.
+    const int kinds = kZeroPoints ? 3 : 1;
+    // This lane's meta copy (scale, shift or fold row r of consumer c), if any.
     const int meta_index = lane - 1 - kConsumers;
     const T* meta_source = static_cast<const T*>(p.scales);
     int meta_c = 0, meta_r = 0, meta_kind = 0;
@@ -262,10 +277,14 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
       meta_c = meta_index % kConsumers;
       meta_r = (meta_index / kConsumers) % p.meta_rows;
       meta_kind = meta_index / (kConsumers * p.meta_rows);
-      if (meta_kind == 1) meta_source = static_cast<const T*>(p.zero_fold);
+      // The three arrays share the [scale_rows][n_pad] layout of 2-byte elements.
+      if constexpr (kZeroPoints) {
+        if (meta_kind == 1) meta_source = reinterpret_cast<const T*>(p.zero_shift);
+        if (meta_kind == 2) meta_source = static_cast<const T*>(p.zero_fold);
+      }
     }
     const uint32_t meta_dst_offset = kAct + kConsumers * kBlock + meta_c * kMetaBytesPerConsumer +
-                                     meta_kind * (kMetaBytesPerConsumer / 2) + meta_r * 128;
+                                     meta_kind * kMetaPartBytes + meta_r * 128;
     int stage = 0;
     uint32_t phase = 0;
     for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
@@ -338,13 +357,14 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     const T* meta_scales = reinterpret_cast<const T*>(st + kAct + kConsumers * kBlock +
                                                       consumer * kMetaBytesPerConsumer);
     const uint8_t* weights = st + kAct + consumer * kBlock;
-    const T* meta_folds = meta_scales + kMetaBytesPerConsumer / 4;
+    const auto* meta_shifts = reinterpret_cast<const uint16_t*>(meta_scales + kMetaPartBytes / 2);
+    const T* meta_folds = meta_scales + kMetaPartBytes;
     if (p.group_shift >= 6) {
-      detail::dequantize_block<T, kBits, kZeroPoints, true>(weights, meta_scales, meta_folds,
-                                                            run_offset, row, p.group_shift, frag);
+      detail::dequantize_block<T, kBits, kZeroPoints, true>(
+          weights, meta_scales, meta_shifts, meta_folds, run_offset, row, p.group_shift, frag);
     } else {
-      detail::dequantize_block<T, kBits, kZeroPoints, false>(weights, meta_scales, meta_folds,
-                                                             run_offset, row, p.group_shift, frag);
+      detail::dequantize_block<T, kBits, kZeroPoints, false>(
+          weights, meta_scales, meta_shifts, meta_folds, run_offset, row, p.group_shift, frag);
     }
     const uint64_t desc = gpu::smem_descriptor_k_major_sw128(base + stage * kStage);
     gpu::wgmma_fence();

@@ -8,6 +8,7 @@
 
 #include "repack/dtype_convert.h"
 #include "repack/layout_inverse.h"
+#include "format/zero_split.h"
 #include "repack/source_readers.h"
 #include "sailfish/types.h"
 
@@ -56,21 +57,22 @@ struct MetaLayout {
   int64_t total_entries;  // scale_rows * n_pad
   int bits;
   DType dtype;            // kF16 or kBF16
-  bool has_zero;          // write zero folds
+  bool has_zero;          // write zero shifts and folds
 };
 
 struct MetaEntry {
   uint16_t scale;
-  uint16_t zero_fold;
+  uint16_t zero_shift;  // plane 0 of zero_fold: an unsigned integer
+  uint16_t zero_fold;   // plane 1
 };
 
-// Entry `index`: the scale rounded to the packed dtype and, with zero points, the fold
-// (bias - zp) * scale computed in double from the rounded scale, rounded once to float and then
-// to the dtype, as pack() does. Padding (groups past the real ones, columns >= n) is +0.0.
+// Entry `index`: the scale rounded to the packed dtype and, with zero points, the zero point's
+// shift and fold (format/zero_split.h) from the rounded scale, the fold rounded once to float and
+// then to the dtype, as pack() does. Padding (groups past the real ones, columns >= n) is +0.0.
 template <class Source>
 SF_REPACK_HD MetaEntry pack_meta_entry(const Source& src, const MetaLayout& layout, int64_t index,
                                        uint32_t* errors) {
-  MetaEntry out{0, 0};
+  MetaEntry out{0, 0, 0};
   const int64_t g = index / layout.n_pad;
   const int64_t nn = index % layout.n_pad;
   if (g >= layout.num_groups || nn >= layout.n) return out;
@@ -80,9 +82,10 @@ SF_REPACK_HD MetaEntry pack_meta_entry(const Source& src, const MetaLayout& layo
   if (layout.has_zero) {
     const double zp = src.zero_point(g, nn, errors);
     const double scale = float_of(float_bits_from_dtype_bits(out.scale, layout.dtype));
-    const float fold = static_cast<float>((static_cast<double>(code_bias_of(layout.bits)) - zp) *
-                                          scale);
-    out.zero_fold = dtype_bits_from_float_bits(bits_of(fold), layout.dtype);
+    const format::ZeroSplit split = format::split_zero_point(zp, scale, layout.bits);
+    out.zero_shift = static_cast<uint16_t>(split.shift);  // an unsigned integer, not dtype bits
+    out.zero_fold =
+        dtype_bits_from_float_bits(bits_of(static_cast<float>(split.fold)), layout.dtype);
   }
   return out;
 }

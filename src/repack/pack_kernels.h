@@ -19,7 +19,8 @@ template <class Source>
 Status launch_pack_codes(const Source& src, const CodeLayout& layout, uint32_t* words,
                          uint32_t* error_flags, cudaStream_t stream);
 
-// Writes all layout.total_entries scales and, when layout.has_zero, as many zero folds.
+// Writes all layout.total_entries scales and, when layout.has_zero, as many zero shifts and as
+// many folds (zero_fold's two planes, 2 * total_entries values).
 template <class Source>
 Status launch_pack_metadata(const Source& src, const MetaLayout& layout, uint16_t* scales,
                             uint16_t* zero_fold, uint32_t* error_flags, cudaStream_t stream);

@@ -1,6 +1,7 @@
 // The metadata repack kernel: one thread per [scale_rows][n_pad] entry writes the scale, rounded
-// to the packed dtype, and with zero points the zero fold (pack_element.h says how). Padding
-// entries get +0.0. Scales are tiny next to the codes; this kernel only has to be exact.
+// to the packed dtype, and with zero points the zero shift and fold, in the two planes of
+// zero_fold (pack_element.h says how). Padding entries get +0.0. Scales are tiny next to the
+// codes; this kernel only has to be exact.
 #include "common/cuda_check.h"
 #include "repack/launch_config.h"
 #include "repack/pack_kernels.h"
@@ -18,7 +19,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   if (index < layout.total_entries) {
     const MetaEntry entry = pack_meta_entry(src, layout, index, &errors);
     scales[index] = entry.scale;
-    if (layout.has_zero) zero_fold[index] = entry.zero_fold;
+    if (layout.has_zero) {
+      zero_fold[index] = entry.zero_shift;
+      zero_fold[layout.total_entries + index] = entry.zero_fold;
+    }
   }
   errors = __reduce_or_sync(0xffffffffu, errors);  // whole warps: see launch_config.h
   if (errors != 0 && threadIdx.x % 32 == 0) atomicOr(error_flags, errors);

@@ -93,14 +93,14 @@ TEST(DecodeConfig, WarpSplitKeepsSixBlocksPerWarp) {
 
 // Warp-split stages hold what the problem reads: M = 1, group 128, symmetric int4 is the 2 KB
 // block, one 128-byte activation row and one 128-byte scale row; the maximum covers 8 rows per
-// token tile and four scale rows (group 16) with their zero folds.
+// token tile and four scale rows (group 16) with their zero shifts and folds.
 TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
   EXPECT_EQ(meta_rows_for(7), 1);   // group 128
   EXPECT_EQ(meta_rows_for(30), 1);  // channelwise
   EXPECT_EQ(meta_rows_for(5), 2);   // group 32
   EXPECT_EQ(meta_rows_for(4), 4);   // group 16
   EXPECT_EQ(warp_split_stage_bytes(4, 1, 1, false), 2048 + 128 + 128);
-  EXPECT_EQ(warp_split_stage_bytes(8, 16, 4, true), 4096 + 16 * 128 + 4 * 256);
+  EXPECT_EQ(warp_split_stage_bytes(8, 16, 4, true), 4096 + 16 * 128 + 4 * 3 * 128);
   EXPECT_EQ(kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false), kStages),
             4 * (128 + kStages * 2304));
   for (int bits : {4, 8}) {
@@ -188,9 +188,9 @@ TEST(DecodeConfig, PairFallbackKeepsEverySmBusy) {
 }
 
 // M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp) for
-// grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4 at 16, group 16 with folds)
-// fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still fits the 4 CTAs an
-// SM that registers allow.
+// grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4 at 16, group 16 with zero
+// shifts and folds) fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still
+// fits the 4 CTAs an SM that registers allow.
 TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
   const bool deeper = kWarpSplitDeepStages > kStages;
   EXPECT_EQ(warp_split_has_deep(4, 1), deeper);
@@ -203,8 +203,8 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
   }
   EXPECT_FALSE(warp_split_stages_vary(1));
   EXPECT_FALSE(warp_split_stages_vary(2));
-  EXPECT_EQ(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages), 4 * (128 + 6 * 5120));
-  EXPECT_EQ(warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages), 4 * (128 + 6 * 6144));
+  EXPECT_EQ(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages), 4 * (128 + 6 * 5632));
+  EXPECT_EQ(warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages), 4 * (128 + 6 * 6656));
   EXPECT_LE(4 * (kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false),
                                                   kWarpSplitDeepStages) +
                  1024),

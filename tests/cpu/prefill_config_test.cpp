@@ -109,19 +109,28 @@ TEST(PrefillConfig, TileChoiceStaysInBounds) {
 TEST(PrefillConfig, StagesFitAndStayAligned) {
   for (int bits : {4, 8}) {
     for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
-      EXPECT_EQ(stage_bytes(bits, tokens) % 1024, 0) << "the 128-byte swizzle needs 1 KB tiles";
-      EXPECT_GE(stage_count(bits, tokens), 4);
-      EXPECT_GE(max_stages(bits, tokens), kMinStages);
-      // Every CTA that shares an SM fits with its runtime reserve (1 KB) in the SM's 228 KB.
-      const int budget = cta_shared_budget(tokens);
-      EXPECT_LE(budget, 227 * 1024);
-      EXPECT_LE(ctas_per_sm(tokens) * (budget + 1024), 228 * 1024) << tokens;
-      EXPECT_LE(shared_bytes(bits, tokens, stage_count(bits, tokens)), budget);
-      EXPECT_LE(shared_bytes(bits, tokens, max_stages(bits, tokens)), budget);
-      // The deepest pipeline is the barrier area's limit or the last one that fits.
-      if (max_stages(bits, tokens) < kMaxStages) {
-        EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens) + 1), budget);
+      for (bool zero : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << bits << " bits, " << tokens << " tokens, zero points "
+                                          << zero);
+        EXPECT_EQ(stage_bytes(bits, tokens, zero) % 1024, 0)
+            << "the 128-byte swizzle needs 1 KB tiles";
+        EXPECT_GE(stage_count(bits, tokens, zero), 4);
+        EXPECT_GE(max_stages(bits, tokens, zero), kMinStages);
+        // Every CTA that shares an SM fits with its runtime reserve (1 KB) in the SM's 228 KB.
+        const int budget = cta_shared_budget(tokens);
+        EXPECT_LE(budget, 227 * 1024);
+        EXPECT_LE(ctas_per_sm(tokens) * (budget + 1024), 228 * 1024) << tokens;
+        EXPECT_LE(shared_bytes(bits, tokens, stage_count(bits, tokens, zero), zero), budget);
+        EXPECT_LE(shared_bytes(bits, tokens, max_stages(bits, tokens, zero), zero), budget);
+        // The deepest pipeline is the barrier area's limit or the last one that fits.
+        if (max_stages(bits, tokens, zero) < kMaxStages) {
+          EXPECT_GT(shared_bytes(bits, tokens, max_stages(bits, tokens, zero) + 1, zero), budget);
+        }
       }
+      // Zero shifts and folds take room; symmetric weights keep the stage of format version 1.
+      EXPECT_EQ(stage_bytes(bits, tokens, true), stage_bytes(bits, tokens, false) + 1024);
+      EXPECT_EQ(stage_bytes(bits, tokens, false),
+                tokens * 128 + kConsumers * (64 * 64 * bits / 8) + kConsumers * 1024);
     }
   }
 }

@@ -216,11 +216,15 @@ PackedWeight emulate_repack(const Source& src, const PackedGeometry& geo, int64_
   meta.dtype = dtype;
   meta.has_zero = zero_kind != ZeroPointKind::kNone;
   p.scales.resize(static_cast<size_t>(meta.total_entries));
-  if (meta.has_zero) p.zero_fold.resize(static_cast<size_t>(meta.total_entries));
+  const size_t plane = static_cast<size_t>(meta.total_entries);
+  if (meta.has_zero) p.zero_fold.resize(2 * plane);
   for (int64_t i = 0; i < meta.total_entries; ++i) {
     const repack::MetaEntry entry = repack::pack_meta_entry(src, meta, i, errors);
     p.scales[static_cast<size_t>(i)] = entry.scale;
-    if (meta.has_zero) p.zero_fold[static_cast<size_t>(i)] = entry.zero_fold;
+    if (meta.has_zero) {
+      p.zero_fold[static_cast<size_t>(i)] = entry.zero_shift;
+      p.zero_fold[plane + static_cast<size_t>(i)] = entry.zero_fold;
+    }
   }
   return p;
 }

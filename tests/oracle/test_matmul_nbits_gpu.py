@@ -42,18 +42,20 @@ u is the compute type's unit roundoff (2^-11 fp16, 2^-8 bf16). A rounded value x
 error of at most u|x| and, for data like this, of variance at most u^2 x^2 / 3, independently per
 rounding; a sum of such errors over K has variance u^2/3 times the sum of squares of the rounded
 terms, hence the root-sum-square terms: rss for the weight and for the activations,
-rss_fold = sqrt(sum_k (A fold)^2) for the zero fold (2^(bits-1) - zp) s that the packed format
-rounds once and adds (docs/FORMAT.md), rss_block = sqrt(sum_blocks (sum_{k in block} A W)^2) for
-one scale rounding shared by a block (it assumes, as every tier does, that the weight is formed
-with one fused multiply-add, (q - 2^(bits-1)) s + fold, rounded once). 6 standard deviations make a
+rss_fold = sqrt(sum_k (A fold)^2) for the zero fold (shift - zp) s that the packed format
+rounds once and adds (docs/FORMAT.md: shift is the integer nearest zp in the code range, so the
+fold is 0 for integer zero points and at most s / 2 otherwise), rss_block =
+sqrt(sum_blocks (sum_{k in block} A W)^2) for one scale rounding shared by a block (it assumes, as
+every tier does, that the weight is formed with one fused multiply-add, (q - shift) s + fold,
+rounded once). 6 standard deviations make a
 false failure over the ~8600 checks of a run vanishingly unlikely; the bound comes to about
 3.5e-3 of the scale for fp16 compute, 2e-2 for bf16 and 3e-2 for fp32 activations with bf16
 compute (which also round A). Measured sensitivity (the bound against the output change that a
 mutated tensor causes, over 240 grid cases, wherever the mutation changes W): codes nibble-swapped
 >= 30x the bound, zero points ignored >= 10x, g_idx ignored >= 28x, scales shifted by one block
 >= 5x (fp16 compute: >= 40x); typed zero points rounded to integers >= 1.4x at 4 bits, but at 8
-bits that change is below what 16-bit weights resolve (the zero fold of up to 128 s rounds to 16
-bits), so no 16-bit tolerance can see it. The output rounding is a hard bound and is added, not
+bits that change was below what 16-bit weights resolved with format version 1 (whose zero fold of
+up to 128 s rounded to 16 bits). The output rounding is a hard bound and is added, not
 root-summed. On the H200 the worst error was about 0.3 of the bound.
 
 When no GPU is present (or the library was built without CUDA) it prints why, skips every check
@@ -215,7 +217,8 @@ def per_element(t, table):
 
 
 def zero_fold(t):
-    """The fold (2^(bits-1) - zp) s of every weight element (zeros without zero points)."""
+    """The fold (shift - zp) s of every weight element, shift the integer nearest zp in the code
+    range (docs/FORMAT.md); zeros without zero points."""
     bits, kb = t["bits"], t["kb"]
     s = np.asarray(t["scales"], np.float64)
     if t["zk"] == "none":
@@ -224,7 +227,8 @@ def zero_fold(t):
         zp = oracle.unpack_zero_points(t["zp"], bits, kb).astype(np.float64)
     else:
         zp = np.asarray(t["zp"], np.float64)
-    return per_element(t, ((1 << (bits - 1)) - zp) * s)
+    shift = np.clip(np.floor(zp + 0.5), 0, (1 << bits) - 1)
+    return per_element(t, (shift - zp) * s)
 
 
 def block_rss(t, a64, w):
