@@ -159,17 +159,21 @@ __device__ __forceinline__ constexpr uint32_t int8_negative_offset_pair() {
 
 // Zero points (docs/FORMAT.md): the code minus the zero point's integer part, `shift`, exact,
 // then (q - shift) * s + fold with one hfma2 as before. The subtraction replaces the code-bias
-// subtraction of the conversions above, so it costs nothing per weight; per group and column the
-// caller turns the stored shift (an integer below 2^bits) into the subtrahend once, one integer
-// multiply-add: {magic + shift, magic + shift} as register bits, or for bf16 int8, whose bytes go
-// through fp32, the fp32 2^23 + shift.
+// subtraction of the conversions above, so it costs nothing per weight; where the caller reads a
+// column's scale it also turns the stored shift (an integer below 2^bits) into the subtrahend,
+// one integer multiply-add: {magic + shift, magic + shift} as register bits, or for bf16 int8,
+// whose bytes go through fp32, the fp32 2^23 + shift. (That load and multiply-add, and the
+// shift's bytes, made int4 zero-point decode 1.01-1.11x slower than format v1's single fold:
+// docs/perf/decode.md, v14.)
 template <typename T, int kBits>
 __device__ __forceinline__ uint32_t zero_subtrahend(uint32_t shift) {
   if constexpr (std::is_same_v<T, __nv_bfloat16> && kBits == 8) {
     return 0x4b000000u | shift;
   } else {
     constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
-    return shift * 0x00010001u + magic;  // no carry: shift < 2^8 < the magic's mantissa step
+    // No carry out of the mantissa: fp16 has 10 bits for shifts below 256, bf16 (int4 only here)
+    // 7 bits for shifts below 16.
+    return shift * 0x00010001u + magic;
   }
 }
 
