@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
+#include "format/zero_split.h"
 #include "random_hash.h"
 
 namespace sailfish::bench {
@@ -24,7 +25,7 @@ __global__ void scales_kernel(ScaleFill f, uint16_t* scales, uint16_t* zero_fold
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t row = i / f.n_pad, col = i % f.n_pad;
-    float s = 0.0f;
+    float s = 0.0f, fold = 0.0f;
     uint16_t shift = 0;
     if (row < f.live_rows && col < f.n) {
       const uint64_t h = hash_at(seed, uint64_t(i));
@@ -32,12 +33,16 @@ __global__ void scales_kernel(ScaleFill f, uint16_t* scales, uint16_t* zero_fold
       const int exponent = 6 + int((h >> 3) % 3);
       s = ldexpf(mantissa, -exponent);
       if (((h >> 8) & 3) == 0) s = -s;
-      shift = static_cast<uint16_t>((h >> 16) & ((1u << f.bits) - 1));  // an integer zero point
+      const int zp = int((h >> 16) & ((1u << f.bits) - 1));  // an integer zero point
+      // The packer's split (s is exact in the dtype): shift = zp, fold = +0.0.
+      const format::ZeroSplit split = format::split_zero_point(zp, s, f.bits);
+      shift = static_cast<uint16_t>(split.shift);
+      fold = static_cast<float>(split.fold);
     }
     scales[i] = to_bits(s, bf16);
     if (zero_fold != nullptr) {
       zero_fold[i] = shift;
-      zero_fold[total + i] = to_bits(0.0f, bf16);  // the fold of an integer zero point
+      zero_fold[total + i] = to_bits(fold, bf16);
     }
   }
 }
