@@ -157,6 +157,39 @@ __device__ __forceinline__ constexpr uint32_t int8_negative_offset_pair() {
   return std::is_same_v<T, __half> ? 0xE480E480u : 0xC510C510u;
 }
 
+// The offset forms as numbers: each converted element is (q - bias) + offset, and the caller's
+// correction adds -offset * sum(a), so the two together leave sum (q - bias) * a.
+template <int kBits>
+__host__ __device__ constexpr float offset_form_bias() {
+  return kBits == 4 ? 8.0f : 128.0f;
+}
+template <typename T, int kBits>
+__host__ __device__ constexpr float offset_form_offset() {
+  if constexpr (std::is_same_v<T, __half>) {
+    return kBits == 4 ? 1032.0f : 1152.0f;
+  } else {
+    return kBits == 4 ? 136.0f : 2304.0f;
+  }
+}
+
+// Zero points in the offset form. A column's weights are (q - shift) * s + fold (docs/FORMAT.md),
+// so over one scale group
+//   sum w a = s * sum (q - bias) a + (s * (bias - shift) + fold) * sum(a),
+// and since the correction is -offset * sum(a), the second term is the correction times
+//   (s * (shift - bias) - fold) / offset,
+// the coefficient returned here, formed in fp32 once per column and group. The group flush then
+// adds it times the correction: one fp32 multiply-add per output and group replaces the
+// subtraction and the scale-and-fold hfma2 of every weight pair. Every term is exact in fp32 but
+// the difference and the product with 1 / offset (two roundings of 2^-24), so the weights are
+// used unrounded where the per-pair path rounds each one to 16 bits.
+template <typename T, int kBits>
+__device__ __forceinline__ float offset_zero_coefficient(float scale, uint32_t shift, T fold) {
+  constexpr float kInverseOffset = 1.0f / offset_form_offset<T, kBits>();
+  return (scale * (static_cast<float>(shift) - offset_form_bias<kBits>()) -
+          static_cast<float>(fold)) *
+         kInverseOffset;
+}
+
 // Zero points (docs/FORMAT.md): the code minus the zero point's integer part, `shift`, exact,
 // then (q - shift) * s + fold with one hfma2 as before. The subtraction replaces the code-bias
 // subtraction of the conversions above, so it costs nothing per weight; where the caller reads a

@@ -12,10 +12,11 @@
 //     and the scale loads read bytes other lanes of the same warp copied, so each stage needs a
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
 //   - one pair of ldmatrix.x4 per k32 serves all four n16 groups (16 mma per block and token tile).
-// Symmetric weights with kTiles <= 2 scale the fp32 partial sums once per group (decode_kernel.cuh
-// explains why); otherwise scales (and zero folds) apply per pair with one hfma2, zero shifts in
-// the conversion's subtraction (dequant.cuh). Symmetric int4
-// and int8 there also skip the bias subtraction (dequant.cuh: the offset forms; docs/DECODE.md).
+// With kTiles <= 2 the fp32 partial sums are scaled once per group (decode_kernel.cuh explains
+// why) and the conversions skip the bias subtraction (dequant.cuh: the offset forms;
+// docs/DECODE.md); zero points then enter the group flush as a multiple of the offset correction
+// (dequant.cuh: offset_zero_coefficient). With 3-4 token tiles scales (and zero folds) apply per
+// pair with one hfma2, zero shifts in the conversion's subtraction.
 // At the end the four warps' sums meet in shared memory and warp 0 adds them in warp order
 // (deterministic) and runs the epilogue (store, red.global or split partials); with the cluster
 // epilogue the split CTAs of the strip then add their sums through distributed shared memory.
@@ -250,11 +251,12 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 
-  // Symmetric weights with scaled sums skip the bias subtraction of the dequantization: the mma
-  // accumulates (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token,
-  // which the group flush adds back (dequant.cuh). int4: four packed subtractions per word become
-  // a quarter mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code
-  // (v8).
+  // Scaled sums skip the bias subtraction of the dequantization: the mma accumulates
+  // (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token, which the
+  // group flush adds back (dequant.cuh). int4: four packed subtractions per word become a quarter
+  // mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code (v8). Zero
+  // points: the flush also adds the correction times a per-column coefficient, instead of a
+  // subtraction and a scale-and-fold hfma2 per weight pair (v15).
   // The correction mma (v10b) takes the activations as its A operand: the four registers of one
   // ldmatrix.x4 (slices 2h and 2h + 1, 8 k each per matrix) read as an A fragment put token g's
   // k 0-7 of both slices in row g and its k 8-15 in row g + 8, k-labels scrambled. Against a B
@@ -265,7 +267,7 @@ __global__ void __launch_bounds__(kThreads)
   // The flush moves each token's correction to the accumulator layout with two shuffles. Before,
   // one mma per slice against a 4-register -offset A fragment, which ptxas rebuilt before every
   // use (4 instructions a slice).
-  constexpr bool offset_dequant = kScaleSums && !has_zero;
+  constexpr bool offset_dequant = kScaleSums;
   constexpr uint32_t kNegativeOffset = kBits == 4 ? gpu::int4_negative_offset_pair<T>()
                                                   : gpu::int8_negative_offset_pair<T>();
   // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
@@ -286,6 +288,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   int current_group = -1;
   float group_scale[4][2];  // [n16 group][row g, g + 8]
+  // Zero points: offset_zero_coefficient of the same columns (unused without).
+  [[maybe_unused]] float group_zero[4][2];
   // first_slice_only: the group ends between the two slices of the current pair (groups of 16).
   auto flush_group = [&](bool first_slice_only) {
 #pragma unroll
@@ -300,8 +304,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int i = 0; i < 4; ++i) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          total[j][tt][i] = fmaf(group_scale[j][i / 2], acc[j][tt][i] + (i & 1 ? odd : even),
-                                 total[j][tt][i]);
+          const float token_correction = i & 1 ? odd : even;
+          float& t = total[j][tt][i];
+          if constexpr (has_zero) t = fmaf(group_zero[j][i / 2], token_correction, t);
+          t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + token_correction, t);
           acc[j][tt][i] = 0.0f;
         }
         if (!first_slice_only || i % 2 == 0) c[i] = 0.0f;
@@ -404,14 +410,16 @@ __global__ void __launch_bounds__(kThreads)
             if (group == current_group) return;  // uniform across the warp
             if (current_group >= 0) flush_group(half == 1);
             current_group = group;
-            // Weights with zero points applied the scale per pair already: flush with 1.
-            const T* row_scales = meta_scales + row * 64 + row_g;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
-                group_scale[j][h] =
-                    has_zero ? 1.0f : static_cast<float>(row_scales[j * 16 + 8 * h]);
+                const int column = row * 64 + j * 16 + 8 * h + row_g;
+                group_scale[j][h] = static_cast<float>(meta_scales[column]);
+                if constexpr (has_zero) {
+                  group_zero[j][h] = gpu::offset_zero_coefficient<T, kBits>(
+                      group_scale[j][h], meta_shifts[column], meta_folds[column]);
+                }
               }
             }
           };
@@ -491,17 +499,14 @@ __global__ void __launch_bounds__(kThreads)
                   gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
                   gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
                 }
-                if constexpr (!kScaleSums) {
-                  const T zero = static_cast<T>(0.0f);
-                  detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], zero, zero);
-                }
+                const T zero = static_cast<T>(0.0f);
+                detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], zero, zero);
               }
               uint32_t a[4];
               detail::pairs_to_fragment(v, a);
 #pragma unroll
               for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(kScaleSums ? acc[j][tt] : total[j][tt], a, b[tt][2 * half],
-                                     b[tt][2 * half + 1]);
+                gpu::mma_m16n8k16<T>(total[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
               }
             }
           }
