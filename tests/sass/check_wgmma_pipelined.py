@@ -12,38 +12,13 @@ prefill_kernel instance:
   - partial waits (`DEPBAR.LE gsb0, 0xN`, N = fragment sets - 1 > 0) in the steady state.
 
 Usage: check_wgmma_pipelined.py --lib libsailfish.a [--cuobjdump PATH]
-Without --cuobjdump the binaries of the nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm wheels in
-this Python's environment are used (scripts/stage_deps.sh installs them into the venv; cuobjdump
-runs nvdisasm for -sass). A missing binary is a failure, not a skip: CI always has the venv.
+Without --cuobjdump the binaries of this Python's environment are used (sass_tools.py).
 """
 import argparse
-import glob
-import os
 import re
-import subprocess
 import sys
 
-
-def find_tool(name):
-    pattern = os.path.join(sys.prefix, "lib", "python3*", "site-packages", "nvidia", "cu*", "bin",
-                           name)
-    found = sorted(glob.glob(pattern))
-    return found[-1] if found else None
-
-
-def functions(sass):
-    """Yields (name, body) for each function in cuobjdump -sass output."""
-    name, body = None, []
-    for line in sass.splitlines():
-        m = re.match(r"\s+Function : (\S+)", line)
-        if m:
-            if name:
-                yield name, body
-            name, body = m.group(1), []
-        elif name:
-            body.append(line)
-    if name:
-        yield name, body
+from sass_tools import disassemble, functions
 
 
 def main():
@@ -51,20 +26,10 @@ def main():
     parser.add_argument("--lib", required=True)
     parser.add_argument("--cuobjdump")
     args = parser.parse_args()
-    tool = args.cuobjdump or find_tool("cuobjdump")
-    if not tool or not os.path.exists(tool):
-        print("FAIL: no cuobjdump (install nvidia-cuda-cuobjdump: scripts/stage_deps.sh)")
+    sass, failure = disassemble(args.lib, args.cuobjdump)
+    if failure:
+        print(f"FAIL: {failure}")
         return 1
-    env = dict(os.environ)
-    nvdisasm = find_tool("nvdisasm")
-    if nvdisasm:
-        env["NVDISASM_PATH"] = os.path.dirname(nvdisasm)
-        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
-    run = subprocess.run([tool, "-sass", args.lib], capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        print(f"FAIL: {tool} -sass {args.lib}: {run.stderr.strip()}")
-        return 1
-    sass = run.stdout
     checked, failures = 0, []
     for name, body in functions(sass):
         if "prefill_kernel" not in name:

@@ -1,0 +1,78 @@
+"""Shared by the SASS checks: find cuobjdump, disassemble a library, split it into functions.
+
+cuobjdump and nvdisasm come from the nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm wheels in
+this Python's environment (scripts/stage_deps.sh installs them into the venv; cuobjdump runs
+nvdisasm for -sass). A missing binary is a failure, not a skip: CI always has the venv.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+
+def find_tool(name):
+    pattern = os.path.join(sys.prefix, "lib", "python3*", "site-packages", "nvidia", "cu*", "bin",
+                           name)
+    found = sorted(glob.glob(pattern))
+    return found[-1] if found else None
+
+
+def disassemble(lib, cuobjdump=None):
+    """Returns (sass text, None) or (None, failure message)."""
+    tool = cuobjdump or find_tool("cuobjdump")
+    if not tool or not os.path.exists(tool):
+        return None, "no cuobjdump (install nvidia-cuda-cuobjdump: scripts/stage_deps.sh)"
+    env = dict(os.environ)
+    nvdisasm = find_tool("nvdisasm")
+    if nvdisasm:
+        env["NVDISASM_PATH"] = os.path.dirname(nvdisasm)
+        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
+    run = subprocess.run([tool, "-sass", lib], capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        return None, f"{tool} -sass {lib}: {run.stderr.strip()}"
+    return run.stdout, None
+
+
+def functions(sass):
+    """Yields (name, body) for each function in cuobjdump -sass output."""
+    name, body = None, []
+    for line in sass.splitlines():
+        m = re.match(r"\s+Function : (\S+)", line)
+        if m:
+            if name:
+                yield name, body
+            name, body = m.group(1), []
+        elif name:
+            body.append(line)
+    if name:
+        yield name, body
+
+
+def instructions(body):
+    """(address, instruction text without predicate guard's padding) for each SASS line."""
+    out = []
+    for line in body:
+        m = re.match(r"\s+/\*([0-9a-f]+)\*/\s+(.*?)\s*;", line)
+        if m:
+            out.append((int(m.group(1), 16), m.group(2).strip()))
+    return out
+
+
+def opcode(text):
+    """The opcode without modifiers or predicate: '@!P0 LDS.128 R4, [R2]' -> 'LDS'."""
+    text = re.sub(r"^@!?U?P\w+\s+", "", text)
+    return text.split()[0].split(".")[0]
+
+
+def loops(insts):
+    """(first index, last index) of each backward branch's body, smallest first."""
+    index = {a: i for i, (a, _) in enumerate(insts)}
+    found = []
+    for i, (a, text) in enumerate(insts):
+        m = re.search(r"\bBRA\s+(?:\S+\s+)?(0x[0-9a-f]+)", text)
+        if m:
+            target = int(m.group(1), 16)
+            if target < a and target in index:
+                found.append((index[target], i))
+    return sorted(found, key=lambda r: r[1] - r[0])
