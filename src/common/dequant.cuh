@@ -6,7 +6,10 @@
 // together. Every result is an exact small integer, so the conversion adds no rounding; scales
 // (and zero folds) are applied afterwards with one packed multiply (or fused multiply-add).
 //
-//   fp16 int4: 0x6400 = 1024.0 (10 mantissa bits): 0x6400 | q = 1024 + q; minus 1032 = q - 8
+//   fp16 int4: 0x6400 = 1024.0 (10 mantissa bits): 0x6400 | q = 1024 + q; minus 1032 = q - 8,
+//              and for a code 4 bits up (bits 4-7 of a half), 0x5400 = 64.0 with mantissa step
+//              1/16: 0x5400 | (q << 4) = 64 + q; minus 72 = q - 8. So two of a word's four
+//              nibble positions need no shift (one shift a word, where bf16 needs three).
 //   bf16 int4: 0x4300 =  128.0 ( 7 mantissa bits): 0x4300 | q =  128 + q; minus  136 = q - 8
 //   fp16 int8: 0x6400 | byte = 1024 + b; minus 1152 = b - 128
 //   bf16 int8: 7 mantissa bits cannot hold a byte, so go through fp32: 0x4b000000 = 2^23 (step 1),
@@ -67,11 +70,13 @@ __device__ __forceinline__ void int4_word_to_pairs(uint32_t q, Pair<T> out[4]);
 
 template <>
 __device__ __forceinline__ void int4_word_to_pairs<__half>(uint32_t q, __half2 out[4]) {
-  const __half2 bias = bits_as_pair<__half2>(0x64086408u);  // {1032, 1032}
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    out[r] = __hsub2(bits_as_pair<__half2>(and_or(q >> (4 * r), 0x000f000fu, 0x64006400u)), bias);
-  }
+  const __half2 low_bias = bits_as_pair<__half2>(0x64086408u);   // {1032, 1032}
+  const __half2 high_bias = bits_as_pair<__half2>(0x54805480u);  // {72, 72}
+  const uint32_t q8 = q >> 8;
+  out[0] = __hsub2(bits_as_pair<__half2>(and_or(q, 0x000f000fu, 0x64006400u)), low_bias);
+  out[1] = __hsub2(bits_as_pair<__half2>(and_or(q, 0x00f000f0u, 0x54005400u)), high_bias);
+  out[2] = __hsub2(bits_as_pair<__half2>(and_or(q8, 0x000f000fu, 0x64006400u)), low_bias);
+  out[3] = __hsub2(bits_as_pair<__half2>(and_or(q8, 0x00f000f0u, 0x54005400u)), high_bias);
 }
 
 template <>
@@ -86,24 +91,26 @@ __device__ __forceinline__ void int4_word_to_pairs<__nv_bfloat16>(uint32_t q,
 }
 
 // int4 without the subtraction: the same four pairs, each element (magic + q) = (q - 8) + offset,
-// exact, with offset = 1032 (fp16) or 136 (bf16). A caller that accumulates in fp32 can take
-// offset * sum(a) off once per k16 slice (decode: one mma against int4_negative_offset_pair in
-// every A register) instead of four packed subtractions per word. The subtraction then happens in
-// fp32, on sums larger than the exact ones by offset * sum(a); its rounding stays far below the
+// exact, with offset = 136 (bf16) or, for fp16, 1032 in the k 0-7 pairs (out[0], out[2]) and 72 in
+// the k 8-15 pairs (out[1], out[3]); OffsetForm below. A caller that accumulates in fp32 can take
+// the offsets times the activations off once per k16 slice (decode: one mma of the activations
+// against a constant) instead of four packed subtractions per word. The subtraction then happens
+// in fp32, on sums larger than the exact ones by offset * sum(a); its rounding stays far below the
 // 16-bit rounding of the result (the GPU tests hold it to the 2x rule, docs/perf/decode.md v5).
 template <typename T>
 __device__ __forceinline__ void int4_word_to_offset_pairs(uint32_t q, Pair<T> out[4]) {
-  constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
+  if constexpr (std::is_same_v<T, __half>) {
+    const uint32_t q8 = q >> 8;
+    out[0] = bits_as_pair<__half2>(and_or(q, 0x000f000fu, 0x64006400u));
+    out[1] = bits_as_pair<__half2>(and_or(q, 0x00f000f0u, 0x54005400u));
+    out[2] = bits_as_pair<__half2>(and_or(q8, 0x000f000fu, 0x64006400u));
+    out[3] = bits_as_pair<__half2>(and_or(q8, 0x00f000f0u, 0x54005400u));
+  } else {
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    out[r] = bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic));
+    for (int r = 0; r < 4; ++r) {
+      out[r] = bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, 0x43004300u));
+    }
   }
-}
-
-// {-offset, -offset} of int4_word_to_offset_pairs as register bits: -1032 (fp16), -136 (bf16).
-template <typename T>
-__device__ __forceinline__ constexpr uint32_t int4_negative_offset_pair() {
-  return std::is_same_v<T, __half> ? 0xE408E408u : 0xC308C308u;
 }
 
 // int8: the two register pairs of one word (one column), bytes k0 k8 k1 k9:
@@ -151,43 +158,44 @@ __device__ __forceinline__ void int8_word_to_nibble_pairs(uint32_t q, __nv_bfloa
   hi[1] = bits_as_pair<__nv_bfloat162>(and_or(q >> 12, 0x000f000fu, 0x43004300u));
 }
 
-// {-offset, -offset} of the int8 offset forms as register bits: -1152 (fp16), -2304 (bf16).
-template <typename T>
-__device__ __forceinline__ constexpr uint32_t int8_negative_offset_pair() {
-  return std::is_same_v<T, __half> ? 0xE480E480u : 0xC510C510u;
-}
-
-// The offset forms as numbers: each converted element is (q - bias) + offset, and the caller's
-// correction adds -offset * sum(a), so the two together leave sum (q - bias) * a.
-template <int kBits>
-__host__ __device__ constexpr float offset_form_bias() {
-  return kBits == 4 ? 8.0f : 128.0f;
-}
+// The offset forms (int4_word_to_offset_pairs, int8_word_to_offset_pairs,
+// int8_word_to_nibble_pairs) as numbers: each element of a fragment's k 0-7 registers is
+// (q - kBias) + kLowOffset, of its k 8-15 registers (q - kBias) + kHighOffset. A caller corrects
+// with an mma of the activations against {-kUnit, -kUnit} (kNegativeUnitPair, register bits),
+// which gives -kUnit * sum(a) over each half of a slice. Where the two offsets are equal kUnit is
+// that offset, so the correction is added as it is; fp16 int4 has kUnit 1 and the caller weights
+// the two halves' sums by their offsets.
 template <typename T, int kBits>
-__host__ __device__ constexpr float offset_form_offset() {
-  if constexpr (std::is_same_v<T, __half>) {
-    return kBits == 4 ? 1032.0f : 1152.0f;
-  } else {
-    return kBits == 4 ? 136.0f : 2304.0f;
-  }
-}
+struct OffsetForm {
+  static constexpr bool kHalf = std::is_same_v<T, __half>;
+  static constexpr float kBias = kBits == 4 ? 8.0f : 128.0f;
+  static constexpr float kLowOffset =
+      kHalf ? (kBits == 4 ? 1032.0f : 1152.0f) : (kBits == 4 ? 136.0f : 2304.0f);
+  static constexpr float kHighOffset = kHalf && kBits == 4 ? 72.0f : kLowOffset;
+  static constexpr bool kSplitOffsets = kLowOffset != kHighOffset;
+  static constexpr float kUnit = kSplitOffsets ? 1.0f : kLowOffset;
+  // -1 (fp16 int4); -1152 (fp16 int8); -136 (bf16 int4); -2304 (bf16 int8).
+  static constexpr uint32_t kNegativeUnitPair =
+      kSplitOffsets ? 0xBC00BC00u
+                    : (kHalf ? 0xE480E480u : (kBits == 4 ? 0xC308C308u : 0xC510C510u));
+};
 
 // Zero points in the offset form. A column's weights are (q - shift) * s + fold (docs/FORMAT.md),
 // so over one scale group
 //   sum w a = s * sum (q - bias) a + (s * (bias - shift) + fold) * sum(a),
-// and since the correction is -offset * sum(a), the second term is the correction times
-//   (s * (shift - bias) - fold) / offset,
+// and since the correction mma gives -unit * sum(a) (OffsetForm), the second term is that times
+//   (s * (shift - bias) - fold) / unit,
 // the coefficient returned here, formed in fp32 once per column and group. The group flush then
 // adds it times the correction: one fp32 multiply-add per output and group replaces the
 // subtraction and the scale-and-fold hfma2 of every weight pair. Every term is exact in fp32 but
-// the difference and the product with 1 / offset (two roundings of 2^-24), so the weights are
-// used unrounded where the per-pair path rounds each one to 16 bits.
+// the difference and the product with 1 / unit (two roundings of 2^-24), so the weights are used
+// unrounded where the per-pair path rounds each one to 16 bits.
 template <typename T, int kBits>
 __device__ __forceinline__ float offset_zero_coefficient(float scale, uint32_t shift, T fold) {
-  constexpr float kInverseOffset = 1.0f / offset_form_offset<T, kBits>();
-  return (scale * (static_cast<float>(shift) - offset_form_bias<kBits>()) -
-          static_cast<float>(fold)) *
-         kInverseOffset;
+  using Form = OffsetForm<T, kBits>;
+  constexpr float kInverseUnit = 1.0f / Form::kUnit;
+  return (scale * (static_cast<float>(shift) - Form::kBias) - static_cast<float>(fold)) *
+         kInverseUnit;
 }
 
 // Zero points (docs/FORMAT.md): the code minus the zero point's integer part, `shift`, exact,

@@ -253,23 +253,26 @@ __global__ void __launch_bounds__(kThreads)
 
   // Scaled sums skip the bias subtraction of the dequantization: the mma accumulates
   // (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token, which the
-  // group flush adds back (dequant.cuh). int4: four packed subtractions per word become a quarter
-  // mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble code (v8). Zero
-  // points: the flush also adds the correction times a per-column coefficient, instead of a
-  // subtraction and a scale-and-fold hfma2 per weight pair (v15).
+  // group flush adds back (dequant.cuh: OffsetForm). int4: four packed subtractions per word
+  // become a quarter mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble
+  // code (v8); fp16 int4: one shift a word instead of three, with offsets that differ between the
+  // k 0-7 and k 8-15 halves of a slice, so the correction is -sum(a) per half and the flush
+  // weights the halves (v16). Zero points: the flush also adds the correction times a per-column
+  // coefficient, instead of a subtraction and a scale-and-fold hfma2 per weight pair (v15).
   // The correction mma (v10b) takes the activations as its A operand: the four registers of one
   // ldmatrix.x4 (slices 2h and 2h + 1, 8 k each per matrix) read as an A fragment put token g's
   // k 0-7 of both slices in row g and its k 8-15 in row g + 8, k-labels scrambled. Against a B
-  // fragment of -offset where B rows k < 8 feed only the even columns and k >= 8 only the odd
-  // ones, the result holds, for token g, slice 2h in columns 2t (rows g and g + 8: c[0] + c[2])
-  // and slice 2h + 1 in columns 2t + 1 (c[1] + c[3]). One mma serves two slices with no register
-  // moves, and a group that ends between them (groups of 16) takes only the first slice's part.
+  // fragment of -unit (OffsetForm) where B rows k < 8 feed only the even columns and k >= 8 the odd
+  // ones, the result holds, for token g, slice 2h in columns 2t (rows g and g + 8: c[0] + c[2],
+  // the k 0-7 and k 8-15 halves) and slice 2h + 1 in columns 2t + 1 (c[1] + c[3]). One mma serves
+  // two slices with no register moves, and a group that ends between them (groups of 16) takes
+  // only the first slice's part.
   // The flush moves each token's correction to the accumulator layout with two shuffles. Before,
   // one mma per slice against a 4-register -offset A fragment, which ptxas rebuilt before every
   // use (4 instructions a slice).
   constexpr bool offset_dequant = kScaleSums;
-  constexpr uint32_t kNegativeOffset = kBits == 4 ? gpu::int4_negative_offset_pair<T>()
-                                                  : gpu::int8_negative_offset_pair<T>();
+  using Form = gpu::OffsetForm<T, kBits>;
+  constexpr uint32_t kNegativeOffset = Form::kNegativeUnitPair;
   // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
   // scaled by 16.
   constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
@@ -297,16 +300,33 @@ __global__ void __launch_bounds__(kThreads)
       // Token g's correction (lanes 4g .. 4g + 3); tokens 2t and 2t + 1 of the accumulators
       // (t = lane % 4) are those of lanes 8t and 8t + 4.
       float* c = correction[tt];
-      const float token_sum = first_slice_only ? c[0] + c[2] : (c[0] + c[2]) + (c[1] + c[3]);
+      // token_sum: the offsets times the token's activations, negated; unit_sum: -unit * sum(a),
+      // the zero points' multiple (the same value where the halves share one offset).
+      float token_sum;
+      [[maybe_unused]] float unit_sum;
+      if constexpr (Form::kSplitOffsets) {
+        const float low = first_slice_only ? c[0] : c[0] + c[1];
+        const float high = first_slice_only ? c[2] : c[2] + c[3];
+        token_sum = fmaf(Form::kLowOffset, low, Form::kHighOffset * high);
+        unit_sum = low + high;
+      } else {
+        token_sum = first_slice_only ? c[0] + c[2] : (c[0] + c[2]) + (c[1] + c[3]);
+        unit_sum = token_sum;
+      }
       const float even = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8);
       const float odd = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8 + 4);
+      [[maybe_unused]] float even_unit = even, odd_unit = odd;
+      if constexpr (has_zero && Form::kSplitOffsets) {
+        even_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8);
+        odd_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8 + 4);
+      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const float token_correction = i & 1 ? odd : even;
           float& t = total[j][tt][i];
-          if constexpr (has_zero) t = fmaf(group_zero[j][i / 2], token_correction, t);
+          if constexpr (has_zero) t = fmaf(group_zero[j][i / 2], i & 1 ? odd_unit : even_unit, t);
           t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + token_correction, t);
           acc[j][tt][i] = 0.0f;
         }
