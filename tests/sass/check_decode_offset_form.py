@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""SASS check: the decode warp-split main loops at 1-2 token tiles convert weights in the offset form.
+
+At 1-2 token tiles (M <= 16 a CTA) the warp-split kernel is bound by its instruction stream
+(docs/perf/decode.md), and the offset forms (src/common/dequant.cuh) keep the conversion at its
+minimum: no per-pair scale or subtraction, the scales and zero points applied to fp32 sums once per
+group. Two properties a source change can lose without any test failing, since the results stay
+right:
+  - no HFMA2 in the main loop, for symmetric and zero-point weights alike (zero points went through
+    a per-pair scale-and-fold hfma2 before v15, 1.06-1.18x the time at M = 1);
+  - fp16 int4: one shift per packed word (the 0x5400 form for the k 8-15 nibbles, v16), so at most
+    kMaxHalfInt4Shifts SHF in a loop that converts 16 words (bf16 needs three a word: 48).
+The main loops are the innermost backward branches whose bodies hold at least 16 HMMA per token
+tile (a block: 4 n16 groups x 4 k16 slices); none may hold an HFMA2. The smallest of them is the
+loop for groups of 64 or more, where the shift count is checked (the loop for groups of 16 and 32
+also computes each slice's scale row).
+
+Usage: check_decode_offset_form.py --lib libsailfish.a [--cuobjdump PATH]
+"""
+import argparse
+import re
+import sys
+
+from sass_tools import disassemble, functions, instructions, loops, opcode
+
+kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
+kInstance = re.compile(
+    r"decode_warp_split_kernelI(13__nv_bfloat16|6__half)Li(\d+)ELi(\d+)ELb([01])ELi(\d+)E")
+
+
+def main_loops(insts, min_hmma):
+    """Innermost loops with at least min_hmma HMMA: lists of opcodes."""
+    chosen = []
+    for first, last in loops(insts):  # smallest first
+        ops = [opcode(t) for _, t in insts[first:last + 1]]
+        if ops.count("HMMA") < min_hmma:
+            continue
+        if any(first <= f and l <= last for f, l in chosen):
+            continue  # encloses a main loop already found
+        chosen.append((first, last))
+    return [[opcode(t) for _, t in insts[f:l + 1]] for f, l in chosen]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--cuobjdump")
+    args = parser.parse_args()
+    sass, failure = disassemble(args.lib, args.cuobjdump)
+    if failure:
+        print(f"FAIL: {failure}")
+        return 1
+    checked, failures = 0, []
+    for name, body in functions(sass):
+        m = kInstance.search(name)
+        if not m:
+            continue
+        dtype = "f16" if m.group(1) == "6__half" else "bf16"
+        bits, tiles, zero = int(m.group(2)), int(m.group(3)), m.group(4) == "1"
+        if tiles > 2:
+            continue  # 3-4 token tiles scale per pair by design (no registers for scaled sums)
+        checked += 1
+        label = f"{dtype} int{bits} tiles={tiles} zero_points={zero} stages={m.group(5)}"
+        found = main_loops(instructions(body), 16 * tiles)
+        if not found:
+            failures.append(f"{label}: no main loop with {16 * tiles} HMMA found")
+            continue
+        hfma2 = [ops.count("HFMA2") for ops in found]
+        smallest = min(found, key=len)
+        shf = smallest.count("SHF")
+        summary = (f"{label}: {len(found)} main loops, HFMA2 {hfma2}; loop of {len(smallest)}"
+                   f" with {shf} SHF")
+        if any(hfma2):
+            failures.append(summary + " (a per-pair scale is back in the loop)")
+        elif dtype == "f16" and bits == 4 and shf > kMaxHalfInt4Shifts:
+            failures.append(summary + f" (more than {kMaxHalfInt4Shifts} SHF: three shifts a word"
+                            " again?)")
+        else:
+            print("ok  ", summary)
+    if checked == 0:
+        print(f"FAIL: no decode_warp_split_kernel in {args.lib} (built without CUDA?)")
+        return 1
+    for f in failures:
+        print("FAIL", f)
+    print(f"{checked - len(failures)} of {checked} warp-split instances at 1-2 token tiles keep "
+          "the offset form")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
