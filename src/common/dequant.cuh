@@ -203,9 +203,9 @@ __device__ __forceinline__ float offset_zero_coefficient(float scale, uint32_t s
 // subtraction of the conversions above, so it costs nothing per weight; where the caller reads a
 // column's scale it also turns the stored shift (an integer below 2^bits) into the subtrahend,
 // one integer multiply-add: {magic + shift, magic + shift} as register bits, or for bf16 int8,
-// whose bytes go through fp32, the fp32 2^23 + shift. (That load and multiply-add, and the
-// shift's bytes, made int4 zero-point decode 1.01-1.11x slower than format v1's single fold:
-// docs/perf/decode.md, v14.)
+// whose bytes go through fp32, the fp32 2^23 + shift. The per-pair paths use it (prefill, dense,
+// decode at 3-4 token tiles and the strip kernel); the decode warp split at 1-2 token tiles takes
+// zero points in the offset form instead (offset_zero_coefficient above).
 template <typename T, int kBits>
 __device__ __forceinline__ uint32_t zero_subtrahend(uint32_t shift) {
   if constexpr (std::is_same_v<T, __nv_bfloat16> && kBits == 8) {
