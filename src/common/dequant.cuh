@@ -220,14 +220,40 @@ __device__ __forceinline__ uint32_t zero_subtrahend(uint32_t shift) {
 
 // int4_word_to_pairs with the shifts of columns c (subtrahend `sub`, out[0], out[1]) and c + 8
 // (`sub8`, out[2], out[3]) in place of the code bias: each element q - shift, exact.
-template <typename T>
+// kOneShift (fp16; bf16 ignores it): the one-shift conversion of int4_word_to_pairs<__half>, whose
+// k 8-15 subtrahends cost an integer multiply-add each per call. It pays where a caller forms its
+// subtrahends per word anyway (prefill: 0.92-1.0x the time at M = 512 and 2048, the ALU pipe
+// sheds two shifts a word), and loses where they are hoisted over a block and hold registers
+// (decode at 3-4 token tiles: up to 1.22x at M = 32); docs/perf/decode.md, v17.
+template <typename T, bool kOneShift = false>
 __device__ __forceinline__ void int4_word_to_shifted_pairs(uint32_t q, uint32_t sub, uint32_t sub8,
                                                            Pair<T> out[4]) {
-  constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
+  if constexpr (std::is_same_v<T, __half> && kOneShift) {
+    // One shift, as int4_word_to_pairs<__half>: the k 8-15 pairs take their nibble 4 bits up
+    // under 0x5400, so their subtrahend is 64 + shift, 0x5400 + 16 shift a half. From
+    // sub = 0x64006400 + shift * 0x00010001 that is one integer multiply-add (the FMA pipe; the
+    // shifts it replaces are ALU work, the busier pipe): sub * 16 + 0x13fa1400 mod 2^32, where
+    // 0x13fa1400 = 0x54005400 - 16 * 0x64006400 mod 2^32 and 16 * shift * 0x00010001 carries
+    // nothing across the halves (shift < 16).
+    constexpr uint32_t kHighFromLow = 0x13fa1400u;
+    const uint32_t high_sub = sub * 16u + kHighFromLow;
+    const uint32_t high_sub8 = sub8 * 16u + kHighFromLow;
+    const uint32_t q8 = q >> 8;
+    out[0] = __hsub2(bits_as_pair<__half2>(and_or(q, 0x000f000fu, 0x64006400u)),
+                     bits_as_pair<__half2>(sub));
+    out[1] = __hsub2(bits_as_pair<__half2>(and_or(q, 0x00f000f0u, 0x54005400u)),
+                     bits_as_pair<__half2>(high_sub));
+    out[2] = __hsub2(bits_as_pair<__half2>(and_or(q8, 0x000f000fu, 0x64006400u)),
+                     bits_as_pair<__half2>(sub8));
+    out[3] = __hsub2(bits_as_pair<__half2>(and_or(q8, 0x00f000f0u, 0x54005400u)),
+                     bits_as_pair<__half2>(high_sub8));
+  } else {
+    constexpr uint32_t magic = std::is_same_v<T, __half> ? 0x64006400u : 0x43004300u;
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    out[r] = __hsub2(bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic)),
-                     bits_as_pair<Pair<T>>(r < 2 ? sub : sub8));
+    for (int r = 0; r < 4; ++r) {
+      out[r] = __hsub2(bits_as_pair<Pair<T>>(and_or(q >> (4 * r), 0x000f000fu, magic)),
+                       bits_as_pair<Pair<T>>(r < 2 ? sub : sub8));
+    }
   }
 }
 

@@ -186,7 +186,7 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
     // (g, k0k1) (g, k8k9) (g + 8, k0k1) (g + 8, k8k9), each q - bias (q - shift) exactly
     P v[4];
     if constexpr (kZeroPoints && kBits == 4) {
-      gpu::int4_word_to_shifted_pairs<T>(words[s], sub_g[s], sub_g8[s], v);
+      gpu::int4_word_to_shifted_pairs<T, /*kOneShift=*/true>(words[s], sub_g[s], sub_g8[s], v);
     } else if constexpr (kZeroPoints) {
       gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub_g[s], v);
       gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub_g8[s], v + 2);
