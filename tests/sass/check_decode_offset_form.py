@@ -17,11 +17,10 @@ also computes each slice's scale row).
 
 Usage: check_decode_offset_form.py --lib libsailfish.a [--cuobjdump PATH]
 """
-import argparse
 import re
 import sys
 
-from sass_tools import disassemble, functions, instructions, loops, opcode
+from sass_tools import functions, instructions, library_sass, loops, opcode
 
 kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
 kInstance = re.compile(
@@ -42,14 +41,7 @@ def main_loops(insts, min_hmma):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", required=True)
-    parser.add_argument("--cuobjdump")
-    args = parser.parse_args()
-    sass, failure = disassemble(args.lib, args.cuobjdump)
-    if failure:
-        print(f"FAIL: {failure}")
-        return 1
+    lib, sass = library_sass()
     checked, failures = 0, []
     for name, body in functions(sass):
         m = kInstance.search(name)
@@ -78,7 +70,7 @@ def main():
         else:
             print("ok  ", summary)
     if checked == 0:
-        print(f"FAIL: no decode_warp_split_kernel in {args.lib} (built without CUDA?)")
+        print(f"FAIL: no decode_warp_split_kernel in {lib} (built without CUDA?)")
         return 1
     for f in failures:
         print("FAIL", f)

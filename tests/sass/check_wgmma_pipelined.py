@@ -14,22 +14,14 @@ prefill_kernel instance:
 Usage: check_wgmma_pipelined.py --lib libsailfish.a [--cuobjdump PATH]
 Without --cuobjdump the binaries of this Python's environment are used (sass_tools.py).
 """
-import argparse
 import re
 import sys
 
-from sass_tools import disassemble, functions
+from sass_tools import functions, library_sass
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", required=True)
-    parser.add_argument("--cuobjdump")
-    args = parser.parse_args()
-    sass, failure = disassemble(args.lib, args.cuobjdump)
-    if failure:
-        print(f"FAIL: {failure}")
-        return 1
+    lib, sass = library_sass()
     checked, failures = 0, []
     for name, body in functions(sass):
         if "prefill_kernel" not in name:
@@ -46,7 +38,7 @@ def main():
         else:
             print("ok  ", summary)
     if checked == 0:
-        print(f"FAIL: no prefill_kernel in {args.lib} (built without sm_90a?)")
+        print(f"FAIL: no prefill_kernel in {lib} (built without sm_90a?)")
         return 1
     for f in failures:
         print("FAIL", f, "(wgmma serialized: see docs/PREFILL.md, two CTA layouts)")

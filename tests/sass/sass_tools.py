@@ -4,6 +4,7 @@ cuobjdump and nvdisasm come from the nvidia-cuda-cuobjdump and nvidia-cuda-nvdis
 this Python's environment (scripts/stage_deps.sh installs them into the venv; cuobjdump runs
 nvdisasm for -sass). A missing binary is a failure, not a skip: CI always has the venv.
 """
+import argparse
 import glob
 import os
 import re
@@ -32,6 +33,22 @@ def disassemble(lib, cuobjdump=None):
     if run.returncode != 0:
         return None, f"{tool} -sass {lib}: {run.stderr.strip()}"
     return run.stdout, None
+
+
+def library_sass():
+    """Parses the checks' command line (--lib LIB [--cuobjdump PATH]) and disassembles LIB.
+
+    Returns (lib path, sass text); on a failure prints it and exits with status 1.
+    """
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--cuobjdump")
+    args = parser.parse_args()
+    sass, failure = disassemble(args.lib, args.cuobjdump)
+    if failure:
+        print(f"FAIL: {failure}")
+        sys.exit(1)
+    return args.lib, sass
 
 
 def functions(sass):
