@@ -222,7 +222,7 @@ __device__ __forceinline__ uint32_t zero_subtrahend(uint32_t shift) {
 // (`sub8`, out[2], out[3]) in place of the code bias: each element q - shift, exact.
 // kOneShift (fp16; bf16 ignores it): the one-shift conversion of int4_word_to_pairs<__half>, whose
 // k 8-15 subtrahends cost an integer multiply-add each per call. It pays where a caller forms its
-// subtrahends per word anyway (prefill: 0.92-1.0x the time at M = 512 and 2048, the ALU pipe
+// subtrahends per word anyway (prefill: 0.95-1.01x the time at M = 512 and 2048, the ALU pipe
 // sheds two shifts a word), and loses where they are hoisted over a block and hold registers
 // (decode at 3-4 token tiles: up to 1.22x at M = 32); docs/perf/decode.md, v17.
 template <typename T, bool kOneShift = false>
