@@ -50,35 +50,32 @@ __device__ __forceinline__ constexpr int parked_word(int fragment, int i, int la
   return (fragment * 4 + i) * 32 + lane;
 }
 
-template <int kTiles>
-__device__ __forceinline__ void park_sums(float* parked, const float (&total)[4][kTiles][4],
-                                          int lane) {
+// f(j, tt, i, word) for every sum of a lane: element i of fragment (j, tt) and its parked word.
+template <int kTiles, typename F>
+__device__ __forceinline__ void for_each_parked_sum(int lane, F&& f) {
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        parked[parked_word(j * kTiles + tt, i, lane)] = total[j][tt][i];
-      }
+      for (int i = 0; i < 4; ++i) f(j, tt, i, parked_word(j * kTiles + tt, i, lane));
     }
   }
+}
+
+template <int kTiles>
+__device__ __forceinline__ void park_sums(float* parked, const float (&total)[4][kTiles][4],
+                                          int lane) {
+  for_each_parked_sum<kTiles>(
+      lane, [&](int j, int tt, int i, int word) { parked[word] = total[j][tt][i]; });
 }
 
 // total += another warp's sums parked by park_sums.
 template <int kTiles>
 __device__ __forceinline__ void add_parked_sums(float (&total)[4][kTiles][4],
                                                 const float* parked, int lane) {
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-#pragma unroll
-    for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        total[j][tt][i] += parked[parked_word(j * kTiles + tt, i, lane)];
-      }
-    }
-  }
+  for_each_parked_sum<kTiles>(
+      lane, [&](int j, int tt, int i, int word) { total[j][tt][i] += parked[word]; });
 }
 
 // Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
