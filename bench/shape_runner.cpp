@@ -149,6 +149,10 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " warp_stages=%d", d.warp_stages);
     }
+    if (d.stream_k_strips > 0) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " stream_k_strips=%d", d.stream_k_strips);
+    }
   } else if (p.tier == Tier::kPrefill) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,

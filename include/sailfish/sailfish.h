@@ -103,6 +103,13 @@ struct Options {
   // Decode warp-split kernel's pipeline stages per warp, 3 or 4 (tuning and tests). Only the
   // 17-32 tokens per CTA kernels vary their depth; elsewhere the option is ignored.
   std::optional<int64_t> decode_warp_stages;         // SAILFISH_DECODE_WARP_STAGES (default: auto)
+  // Decode Stream-K grid (int4, 1-16 tokens per CTA, sm_90; src/decode/config.h): clusters of
+  // CTAs walk flat runs over several strips, so every SM streams an even share. Opt-in: on the
+  // H200 it ran 1.02-1.75x the split grid's time on every Llama-3 shape (docs/perf/decode.md, v18).
+  // 1: wherever a Stream-K grid fits (decode_splits then sets the CTAs a cluster).
+  std::optional<bool> decode_stream_k;               // SAILFISH_DECODE_STREAM_K=0|1 (default 0)
+  // Strips per Stream-K cluster instead of the plan's choice (1-8; tuning and tests).
+  std::optional<int64_t> decode_stream_k_strips;     // SAILFISH_DECODE_STREAM_K_STRIPS
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
@@ -143,6 +150,8 @@ struct DecodePlan {
   int warp_stage_bytes = 0;       // warp-split kernel: bytes of one pipeline stage
   int act_rows = 0;               // warp-split kernel: activation rows a stage holds
   int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3, 4 or 6)
+  int stream_k_strips = 0;        // warp-split kernel: Stream-K strips per cluster of `splits`
+                                  // CTAs (src/decode/config.h), 0 for the split grid
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "decode/config.h"
 #include "dense/config.h"
 #include "prefill/config.h"
 
@@ -78,6 +79,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.decode_warp_split = options.decode_warp_split.value_or(flag.value_or(true));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_CLUSTER_REDUCE", &flag));
   r.decode_cluster_reduce = options.decode_cluster_reduce.value_or(flag.value_or(true));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_STREAM_K", &flag));
+  r.decode_stream_k = options.decode_stream_k.has_value() ? options.decode_stream_k : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 
@@ -103,6 +106,16 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
                             "; the decode warp-split kernel runs 3, 4 or 6 stages a warp "
                             "(3 or 4 at 17-32 tokens a CTA, 4 or 6 below; 6 is ignored "
                             "for int8 at 9-16)");
+  }
+  SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_STREAM_K_STRIPS", 1, &number));
+  r.decode_stream_k_strips =
+      options.decode_stream_k_strips.has_value() ? options.decode_stream_k_strips : number;
+  const auto& strips = r.decode_stream_k_strips;
+  if (strips.has_value() && (*strips < 1 || *strips > decode::kStreamKMaxStrips)) {
+    return invalid_argument(
+        options.decode_stream_k_strips.has_value() ? "decode_stream_k_strips"
+                                                   : "SAILFISH_DECODE_STREAM_K_STRIPS",
+        " is ", *strips, "; a Stream-K cluster holds 1 to ", decode::kStreamKMaxStrips, " strips");
   }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_PREFILL_MIN_M", 1, &number));
   r.prefill_min_m = options.prefill_min_m.has_value() ? options.prefill_min_m : number;

@@ -30,6 +30,8 @@ struct ResolvedOptions {
   std::optional<int64_t> prefill_tokens;  // unset: cost model (src/prefill/config.h)
   bool decode_warp_split = true;
   bool decode_cluster_reduce = true;
+  std::optional<bool> decode_stream_k;  // unset: off (the split grid)
+  std::optional<int64_t> decode_stream_k_strips;  // unset: src/decode/config.h, stream_k_plan
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;
   int64_t dense_chunk_threshold_bytes = 0;

@@ -169,10 +169,14 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     }
   }
   if (p.tier == Tier::kDecode) {
-    SF_RETURN_IF_ERROR(
-        decode::plan_decode(resolved.decode_splits, resolved.decode_warp_stages,
-                            resolved.decode_warp_split,
-                            resolved.decode_cluster_reduce, &p));
+    decode::DecodeChoices choices;
+    choices.splits = resolved.decode_splits;
+    choices.warp_stages = resolved.decode_warp_stages;
+    choices.stream_k = resolved.decode_stream_k;
+    choices.stream_k_strips = resolved.decode_stream_k_strips;
+    choices.warp_split = resolved.decode_warp_split;
+    choices.cluster_reduce = resolved.decode_cluster_reduce;
+    SF_RETURN_IF_ERROR(decode::plan_decode(choices, &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,
                                               resolved.prefill_stages, &p));

@@ -4,6 +4,6 @@
 namespace sailfish::decode {
 template Status launch_main_kernel<__nv_bfloat16, 4>(const DecodeParams&, int, bool, dim3, int,
                                                      bool, cudaStream_t);
-template Status main_kernel_occupancy<__nv_bfloat16, 4>(int, bool, bool, int, int, int*);
-template Status warp_split_max_clusters<__nv_bfloat16, 4>(int, bool, int, int, int, int*);
+template Status main_kernel_occupancy<__nv_bfloat16, 4>(int, bool, bool, int, bool, int, int*);
+template Status warp_split_max_clusters<__nv_bfloat16, 4>(int, bool, int, bool, int, int, int*);
 }  // namespace sailfish::decode

@@ -4,6 +4,6 @@
 namespace sailfish::decode {
 template Status launch_main_kernel<__half, 8>(const DecodeParams&, int, bool, dim3, int,
                                               bool, cudaStream_t);
-template Status main_kernel_occupancy<__half, 8>(int, bool, bool, int, int, int*);
-template Status warp_split_max_clusters<__half, 8>(int, bool, int, int, int, int*);
+template Status main_kernel_occupancy<__half, 8>(int, bool, bool, int, bool, int, int*);
+template Status warp_split_max_clusters<__half, 8>(int, bool, int, bool, int, int, int*);
 }  // namespace sailfish::decode

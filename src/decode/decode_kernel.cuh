@@ -55,6 +55,9 @@ struct DecodeParams {
   // the stages per warp (config.h: 3 or kStages at 3-4 token tiles, kStages or
   // kWarpSplitDeepStages at 1-2).
   int32_t warp_stage_bytes, act_rows, warp_stages;
+  // Warp-split kernel, Stream-K instance (config.h: stream_k_plan): strips per cluster; the
+  // cluster holds `splits` CTAs. 0 elsewhere.
+  int32_t stream_k_strips;
 };
 
 namespace detail {

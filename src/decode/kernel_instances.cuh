@@ -13,50 +13,65 @@ namespace sailfish::decode {
 namespace detail {
 
 // kZero picks the warp-split kernel's zero-point variant (the strip kernel reads it at run time),
-// kDeep its deep-pipeline instance (1-2 token tiles: kWarpSplitDeepStages stages a warp).
+// kDeep its deep-pipeline instance (1-2 token tiles: kWarpSplitDeepStages stages a warp), kStreamK
+// its Stream-K instance (int4 at 1-2 token tiles: config.h, stream_k_plan).
 constexpr int stage_count(bool deep) { return deep ? kWarpSplitDeepStages : kStages; }
+constexpr bool has_stream_k(int bits, int tiles) { return bits == 4 && tiles <= 2; }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+          bool kStreamK>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kDeep)>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kDeep), kStreamK>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
 }
 
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
-// stages per problem (config.h), up to this.
-template <int kBits, int kTiles, bool kWarpSplit, bool kDeep>
+// stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking.
+template <int kBits, int kTiles, bool kWarpSplit, bool kDeep, bool kStreamK>
 constexpr int max_shared_for() {
-  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep))
+  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep)) +
+                          (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : 0)
                     : shared_bytes(kBits, kTiles);
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+          bool kStreamK>
 Status prepare(int shared) {
-  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kDeep>();
+  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kDeep, kStreamK>();
   if (shared < 0 || shared > kMaxShared) {
     return internal_error("decode kernel: ", shared, " bytes of shared memory asked, the instance ",
                           "allows ", kMaxShared);
   }
   if constexpr (kMaxShared > 48 * 1024) {
     SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
-        reinterpret_cast<const void*>(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>()),
+        reinterpret_cast<const void*>(
+            kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>()),
         kMaxShared));
   }
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+          bool kStreamK>
 Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     cudaStream_t stream) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(shared)));
   const bool clustered = params.epilogue == Epilogue::kCluster;
   if (clustered && (!kWarpSplit || params.splits < 2 || params.splits > kMaxClusterSplits ||
                     grid.y != static_cast<unsigned>(params.splits))) {
     return internal_error("decode: the cluster epilogue needs the warp-split kernel and 2 to ",
                           kMaxClusterSplits, " splits (got ", params.splits, ")");
+  }
+  if (kStreamK && (!clustered || params.stream_k_strips < 1 ||
+                   params.stream_k_strips > kStreamKMaxStrips ||
+                   grid.x * static_cast<int64_t>(params.stream_k_strips) <
+                       int64_t(params.n_pad / 64))) {
+    return internal_error("decode: a Stream-K grid needs the cluster epilogue and 1 to ",
+                          kStreamKMaxStrips, " strips a cluster covering every strip (got ",
+                          params.stream_k_strips, " strips, ", grid.x, " clusters)");
   }
   if constexpr (kWarpSplit && warp_split_stages_vary(kTiles)) {
     if (params.warp_stages != kWarpSplitFewStages && params.warp_stages != kStages) {
@@ -73,19 +88,19 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
     }
   }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
-  return gpu::launch_in_clusters(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(), grid,
-                                 cluster, dim3(kThreads), shared, stream, pdl,
-                                 "decode kernel launch", params);
+  return gpu::launch_in_clusters(
+      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(), grid, cluster,
+      dim3(kThreads), shared, stream, pdl, "decode kernel launch", params);
 }
 
 // How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
 // 0 when the code that runs was compiled for a target before sm_90 (no cluster epilogue in it).
-template <typename T, int kBits, int kTiles, bool kZero, bool kDeep>
+template <typename T, int kBits, int kTiles, bool kZero, bool kDeep, bool kStreamK>
 Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero, kDeep>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero, kDeep, kStreamK>(shared)));
+  constexpr auto kernel = kernel_for<T, kBits, kTiles, true, kZero, kDeep, kStreamK>();
   cudaFuncAttributes attributes = {};
-  SF_CUDA_CHECK(
-      cudaFuncGetAttributes(&attributes, kernel_for<T, kBits, kTiles, true, kZero, kDeep>()));
+  SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   if (attributes.ptxVersion < 90) {
     *clusters = 0;
     return Status();
@@ -101,42 +116,57 @@ Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
   attribute.val.clusterDim.z = 1;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  SF_CUDA_CHECK(cudaOccupancyMaxActiveClusters(
-      clusters, kernel_for<T, kBits, kTiles, true, kZero, kDeep>(), &config));
+  SF_CUDA_CHECK(cudaOccupancyMaxActiveClusters(clusters, kernel, &config));
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep>
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+          bool kStreamK>
 Status occupancy_tiles(int shared, int* ctas_per_sm) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(shared)));
   SF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep>(), kThreads, shared));
+      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(), kThreads,
+      shared));
   return Status();
 }
 
-// Calls f(tiles, warp_split, zero_points, deep) with integral constants for the instance that
-// serves (token_tiles, warp_split, zero_points, warp_stages): the warp-split kernel at 1-2 token
-// tiles may have a deep-pipeline instance (warp_stages == kWarpSplitDeepStages, config.h:
-// warp_split_has_deep); the strip kernel has one instance for both zero-point kinds.
+// Calls f(tiles, warp_split, zero_points, deep, stream_k) with integral constants for the
+// instance that serves (token_tiles, warp_split, zero_points, warp_stages, stream_k): the
+// warp-split kernel at 1-2 token tiles may have a deep-pipeline instance (warp_stages ==
+// kWarpSplitDeepStages, config.h: warp_split_has_deep) and, int4, a Stream-K one; the strip
+// kernel has one instance for both zero-point kinds.
 template <int kBits, typename F>
-Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, F&& f) {
+Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, bool stream_k,
+                F&& f) {
   using std::false_type;
   using std::true_type;
+  auto shallow_or_deep = [&](auto tiles, auto zero, auto sk) -> Status {
+    if constexpr (warp_split_has_deep(kBits, decltype(tiles)::value)) {
+      if (warp_stages == kWarpSplitDeepStages) return f(tiles, true_type(), zero, true_type(), sk);
+    }
+    return f(tiles, true_type(), zero, false_type(), sk);
+  };
+  auto small_tiles = [&](auto tiles, auto zero) -> Status {
+    if constexpr (has_stream_k(kBits, decltype(tiles)::value)) {
+      if (stream_k) return shallow_or_deep(tiles, zero, true_type());
+    }
+    if (stream_k) {
+      return internal_error("decode: no Stream-K instance for ", kBits, "-bit codes at ",
+                            decltype(tiles)::value, " token tiles");
+    }
+    return shallow_or_deep(tiles, zero, false_type());
+  };
   auto warp_split_tiles = [&](auto zero) -> Status {
-    const bool deep = warp_stages == kWarpSplitDeepStages;
+    if (stream_k && token_tiles > 2) {
+      return internal_error("decode: no Stream-K instance for ", token_tiles, " token tiles");
+    }
     switch (token_tiles) {
-      case 1:
-        if constexpr (warp_split_has_deep(kBits, 1)) {
-          if (deep) return f(std::integral_constant<int, 1>(), true_type(), zero, true_type());
-        }
-        return f(std::integral_constant<int, 1>(), true_type(), zero, false_type());
-      case 2:
-        if constexpr (warp_split_has_deep(kBits, 2)) {
-          if (deep) return f(std::integral_constant<int, 2>(), true_type(), zero, true_type());
-        }
-        return f(std::integral_constant<int, 2>(), true_type(), zero, false_type());
-      case 3: return f(std::integral_constant<int, 3>(), true_type(), zero, false_type());
-      case 4: return f(std::integral_constant<int, 4>(), true_type(), zero, false_type());
+      case 1: return small_tiles(std::integral_constant<int, 1>(), zero);
+      case 2: return small_tiles(std::integral_constant<int, 2>(), zero);
+      case 3:
+        return f(std::integral_constant<int, 3>(), true_type(), zero, false_type(), false_type());
+      case 4:
+        return f(std::integral_constant<int, 4>(), true_type(), zero, false_type(), false_type());
     }
     return internal_error("decode: no warp-split kernel instance for ", token_tiles,
                           " token tiles");
@@ -144,14 +174,15 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
   if (warp_split) {
     return zero_points ? warp_split_tiles(true_type()) : warp_split_tiles(false_type());
   }
+  if (stream_k) return internal_error("decode: Stream-K needs the warp-split kernel");
   const false_type no;
   switch (token_tiles) {
-    case 1: return f(std::integral_constant<int, 1>(), no, no, no);
-    case 2: return f(std::integral_constant<int, 2>(), no, no, no);
-    case 3: return f(std::integral_constant<int, 3>(), no, no, no);
-    case 4: return f(std::integral_constant<int, 4>(), no, no, no);
-    case 6: return f(std::integral_constant<int, 6>(), no, no, no);
-    case 8: return f(std::integral_constant<int, 8>(), no, no, no);
+    case 1: return f(std::integral_constant<int, 1>(), no, no, no, no);
+    case 2: return f(std::integral_constant<int, 2>(), no, no, no, no);
+    case 3: return f(std::integral_constant<int, 3>(), no, no, no, no);
+    case 4: return f(std::integral_constant<int, 4>(), no, no, no, no);
+    case 6: return f(std::integral_constant<int, 6>(), no, no, no, no);
+    case 8: return f(std::integral_constant<int, 8>(), no, no, no, no);
   }
   return internal_error("decode: no kernel instance for ", token_tiles, " token tiles");
 }
@@ -163,23 +194,24 @@ Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp
                           int shared_bytes, bool pdl, cudaStream_t stream) {
   return detail::dispatch<kBits>(
       token_tiles, warp_split, params.zero_fold != nullptr, params.warp_stages,
-      [&](auto tiles, auto split, auto zero, auto deep) {
+      params.stream_k_strips > 0, [&](auto tiles, auto split, auto zero, auto deep, auto sk) {
         return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                    decltype(zero)::value, decltype(deep)::value>(
-            params, grid, shared_bytes, pdl, stream);
+                                    decltype(zero)::value, decltype(deep)::value,
+                                    decltype(sk)::value>(params, grid, shared_bytes, pdl, stream);
       });
 }
 
 template <typename T, int kBits>
-Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages,
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages, bool stream_k,
                                int shared_bytes, int cluster_size, int* clusters) {
   return detail::dispatch<kBits>(
-      token_tiles, true, zero_points, warp_stages,
-      [&](auto tiles, auto split, auto zero, auto deep) -> Status {
+      token_tiles, true, zero_points, warp_stages, stream_k,
+      [&](auto tiles, auto split, auto zero, auto deep, auto sk) -> Status {
         if constexpr (decltype(split)::value) {
           return detail::max_clusters_tiles<T, kBits, decltype(tiles)::value,
-                                            decltype(zero)::value, decltype(deep)::value>(
-              shared_bytes, cluster_size, clusters);
+                                            decltype(zero)::value, decltype(deep)::value,
+                                            decltype(sk)::value>(shared_bytes, cluster_size,
+                                                                 clusters);
         } else {
           return internal_error("decode: clusters are for the warp-split kernel only");
         }
@@ -188,13 +220,13 @@ Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stage
 
 template <typename T, int kBits>
 Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int warp_stages,
-                             int shared_bytes, int* ctas_per_sm) {
+                             bool stream_k, int shared_bytes, int* ctas_per_sm) {
   return detail::dispatch<kBits>(
-      token_tiles, warp_split, zero_points, warp_stages,
-      [&](auto tiles, auto split, auto zero, auto deep) {
+      token_tiles, warp_split, zero_points, warp_stages, stream_k,
+      [&](auto tiles, auto split, auto zero, auto deep, auto sk) {
         return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                       decltype(zero)::value, decltype(deep)::value>(
-            shared_bytes, ctas_per_sm);
+                                       decltype(zero)::value, decltype(deep)::value,
+                                       decltype(sk)::value>(shared_bytes, ctas_per_sm);
       });
 }
 

@@ -19,16 +19,17 @@ Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp
                           int shared_bytes, bool pdl, cudaStream_t stream);
 
 // CTAs of the kernel that fit on one SM with shared_bytes of dynamic shared memory each;
-// zero_points and warp_stages pick the warp-split kernel's instance (launch_main_kernel takes them
-// from params).
+// zero_points, warp_stages and stream_k pick the warp-split kernel's instance (launch_main_kernel
+// takes them from params; Stream-K where params.stream_k_strips > 0).
 template <typename T, int kBits>
 Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int warp_stages,
-                             int shared_bytes, int* ctas_per_sm);
+                             bool stream_k, int shared_bytes, int* ctas_per_sm);
 
-// Clusters of cluster_size split CTAs of the warp-split kernel (Epilogue::kCluster) that can be
-// resident at once on the current device; 0 when such a cluster cannot be scheduled.
+// Clusters of cluster_size CTAs of the warp-split kernel (Epilogue::kCluster, or a Stream-K
+// cluster) that can be resident at once on the current device; 0 when such a cluster cannot be
+// scheduled.
 template <typename T, int kBits>
-Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages,
+Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages, bool stream_k,
                                int shared_bytes, int cluster_size, int* clusters);
 
 }  // namespace sailfish::decode

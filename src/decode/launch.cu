@@ -20,17 +20,19 @@ namespace {
 
 template <typename T>
 Status occupancy_for(int bits, const DecodePlan& d, bool zero, int* ctas) {
+  const bool sk = d.stream_k_strips > 0;
   return bits == 4 ? main_kernel_occupancy<T, 4>(d.token_tiles, d.warp_split, zero, d.warp_stages,
-                                                 d.shared_bytes, ctas)
+                                                 sk, d.shared_bytes, ctas)
                    : main_kernel_occupancy<T, 8>(d.token_tiles, d.warp_split, zero, d.warp_stages,
-                                                 d.shared_bytes, ctas);
+                                                 sk, d.shared_bytes, ctas);
 }
 
 template <typename T>
 Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int* clusters) {
-  return bits == 4 ? warp_split_max_clusters<T, 4>(d.token_tiles, zero, d.warp_stages,
+  const bool sk = d.stream_k_strips > 0;
+  return bits == 4 ? warp_split_max_clusters<T, 4>(d.token_tiles, zero, d.warp_stages, sk,
                                                    d.shared_bytes, size, clusters)
-                   : warp_split_max_clusters<T, 8>(d.token_tiles, zero, d.warp_stages,
+                   : warp_split_max_clusters<T, 8>(d.token_tiles, zero, d.warp_stages, sk,
                                                    d.shared_bytes, size, clusters);
 }
 
@@ -111,17 +113,89 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   return Status();
 }
 
+// The Stream-K grid in place of the split plan *d where it was asked for (DecodeChoices::
+// stream_k; config.h, stream_k_plan) and applies: int4 at 1-2 token tiles on sm_90, warp-split
+// kernel, the cluster epilogue allowed, no red.global epilogue. A forced split depth is the CTAs a
+// cluster. Stages: the deep pipeline where the kernel has it and the grid puts at most one CTA on
+// an SM (as for the split grid), else kStages; a forced count is kept. Where no Stream-K grid
+// fits, the split plan stays. The current device must be plan->device.
+Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const Plan* plan,
+                       DecodePlan* d) {
+  const Problem& p = plan->problem;
+  const PackedGeometry& g = p.geometry;
+  if (!choices.stream_k.value_or(false) || g.bits != 4 || !d->warp_split || d->token_tiles > 2 ||
+      !choices.cluster_reduce || plan->atomic_epilogue) {
+    return Status();
+  }
+  int major = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
+  if (major < 9) return Status();
+  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
+  const bool f16 = p.act_dtype == DType::kF16;
+  auto plan_at = [&](int stages, DecodePlan* sk, StreamKPlan* chosen) -> Status {
+    *sk = *d;
+    sk->stream_k_strips = 1;  // picks the Stream-K instance for the queries
+    sk->warp_stages = stages;
+    sk->shared_bytes = kWarps * (warp_split_region_bytes(sk->warp_stage_bytes, stages) +
+                                 stream_k_park_bytes(sk->token_tiles));
+    int ctas_per_sm = 0;
+    SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, *sk, zero_points, &ctas_per_sm)
+                           : occupancy_for<__nv_bfloat16>(g.bits, *sk, zero_points, &ctas_per_sm));
+    if (ctas_per_sm < 1) {
+      *chosen = {};
+      return Status();
+    }
+    Status first_error;
+    auto max_clusters = [&](int size) {
+      int clusters = 0;
+      Status query =
+          f16 ? max_clusters_for<__half>(g.bits, *sk, zero_points, size, &clusters)
+              : max_clusters_for<__nv_bfloat16>(g.bits, *sk, zero_points, size, &clusters);
+      if (!query.ok()) {
+        if (first_error.ok()) std::swap(first_error, query);
+        return 0;
+      }
+      return clusters;
+    };
+    *chosen = stream_k_plan(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm,
+                            static_cast<int>(choices.stream_k_strips.value_or(0)),
+                            static_cast<int>(choices.splits.value_or(0)), max_clusters);
+    return first_error;
+  };
+  DecodePlan sk;
+  StreamKPlan chosen;
+  const bool has_deep = warp_split_has_deep(g.bits, d->token_tiles);
+  const int stages = stages_forced ? d->warp_stages : kStages;
+  SF_RETURN_IF_ERROR(plan_at(stages, &sk, &chosen));
+  if (chosen.strips == 0) return Status();
+  const int64_t ctas = (g.n_blocks + chosen.strips - 1) / chosen.strips * d->m_groups *
+                       chosen.cluster;
+  if (!stages_forced && has_deep && ctas <= plan->sm_count) {
+    DecodePlan deep;
+    StreamKPlan deep_chosen;
+    SF_RETURN_IF_ERROR(plan_at(kWarpSplitDeepStages, &deep, &deep_chosen));
+    if (deep_chosen.strips == chosen.strips && deep_chosen.cluster == chosen.cluster) sk = deep;
+  }
+  sk.stream_k_strips = chosen.strips;
+  sk.splits = chosen.cluster;
+  sk.epilogue = static_cast<int>(Epilogue::kCluster);
+  *d = sk;
+  return Status();
+}
+
 }  // namespace
 
-Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
-                   bool warp_split, bool cluster_reduce, Plan* plan) {
+Status plan_decode(const DecodeChoices& choices, Plan* plan) {
+  const std::optional<int64_t>& forced_splits = choices.splits;
+  const std::optional<int64_t>& forced_stages = choices.warp_stages;
+  const bool cluster_reduce = choices.cluster_reduce;
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   DecodePlan d;
   d.token_tiles = token_tiles_for(std::min<int64_t>(std::max<int64_t>(p.m, 1), 64));
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
   d.m_groups = static_cast<int>((std::max<int64_t>(p.m, 1) + tokens_per_cta - 1) / tokens_per_cta);
-  d.warp_split = warp_split && d.token_tiles <= kWarpSplitMaxTiles;
+  d.warp_split = choices.warp_split && d.token_tiles <= kWarpSplitMaxTiles;
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   if (d.warp_split) {
     // Stages hold only what this problem reads: its activation rows, its scale rows (and zero
@@ -186,6 +260,7 @@ Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> 
     const Status pairs = choose(d.warp_stages, true);
     if (!pairs.ok() || !ends_on(Epilogue::kCluster)) d = before;
   }
+  if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
@@ -261,7 +336,13 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.warp_stage_bytes = d.warp_stage_bytes;
   params.act_rows = d.act_rows;
   params.warp_stages = d.warp_stages;
-  const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
+  params.stream_k_strips = d.stream_k_strips;
+  // Split grid: (strip, split, M group). Stream-K: (cluster of stream_k_strips strips, rank, M
+  // group).
+  const int64_t strip_groups =
+      d.stream_k_strips > 0 ? (g.n_blocks + d.stream_k_strips - 1) / d.stream_k_strips
+                            : g.n_blocks;
+  const dim3 grid(static_cast<unsigned>(strip_groups), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
   SF_RETURN_IF_ERROR(launch_for<T>(g.bits, params, d, grid, pdl, stream));
 

@@ -9,17 +9,29 @@
 
 namespace sailfish::decode {
 
+// What the caller fixes of a decode plan (Options, resolved); unset fields are planned.
+struct DecodeChoices {
+  // A split-K depth to use instead of the heuristic (clamped to the k-blocks); with Stream-K, the
+  // CTAs a cluster.
+  std::optional<int64_t> splits;
+  // The warp-split kernel's stages per warp instead of the heuristic: 3 or 4 at 17-32 tokens per
+  // CTA, 4 or 6 below where the deep instance exists (config.h, warp_split_has_deep); a count
+  // the kernel for this M lacks is ignored.
+  std::optional<int64_t> warp_stages;
+  // The Stream-K grid (config.h, stream_k_plan) wherever it fits, instead of the split grid
+  // (opt-in: slower on the H200, v18); stream_k_strips: its strips per cluster.
+  std::optional<bool> stream_k;
+  std::optional<int64_t> stream_k_strips;
+  // Use the warp-split kernel where it applies (M <= 32 per CTA).
+  bool warp_split = true;
+  // Let the split CTAs of a strip reduce through a cluster (Epilogue::kCluster) where it applies
+  // (warp-split kernel, sm_90, 2 to 8 splits, not the red.global epilogue). Off, no Stream-K.
+  bool cluster_reduce = true;
+};
+
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and
 // sm_count must be set). Host only; queries the kernel's occupancy.
-// forced_splits: a split-K depth to use instead of the heuristic (clamped to the k-blocks).
-// warp_split: use the warp-split kernel where it applies (M <= 32 per CTA).
-// forced_stages: the warp-split kernel's stages per warp instead of the heuristic: 3 or 4 at
-// 17-32 tokens per CTA, 4 or 6 below where the deep instance exists (config.h,
-// warp_split_has_deep); a count the kernel for this M lacks is ignored.
-// cluster_reduce: let the split CTAs of a strip reduce through a cluster (Epilogue::kCluster)
-// where it applies (warp-split kernel, sm_90, 2 to 8 splits, not the red.global epilogue).
-Status plan_decode(std::optional<int64_t> forced_splits, std::optional<int64_t> forced_stages,
-                   bool warp_split, bool cluster_reduce, Plan* plan);
+Status plan_decode(const DecodeChoices& choices, Plan* plan);
 
 // Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
 Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream);

@@ -116,12 +116,70 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
 #endif
 }
 
+// Stream-K (kStreamK): after one cluster barrier, the tiles of the cluster's strips that several
+// runs share are summed over those runs in unit order (0 + first run + ...: deterministic) and
+// stored with the bias. Fragment f of tile t is item t * 4 kTiles + f, taken by the cluster's
+// warps in turn. A run's sums of tile t sit in its slot 0 (past the CTA's stage regions) if it
+// reached the tile's end, else in slot 1 (its own region's start): config.h,
+// stream_k_parked_at_tile_end. A second barrier keeps every CTA resident until the last remote
+// read.
+template <typename T, int kTiles>
+__device__ __forceinline__ void stream_k_reduce_and_store(const DecodeParams& p, uint8_t* smem,
+                                                          int region_bytes, int token0, int warp,
+                                                          int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kFragments = 4 * kTiles;
+  gpu::cluster_sync();
+  const int cluster = blockIdx.x, rank = blockIdx.y;
+  const int runs = p.splits * kWarps;
+  const int strips = stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, cluster);
+  const uint32_t units = static_cast<uint32_t>(strips) * p.k_blocks;
+  const uint32_t smem_address = gpu::shared_address(smem);
+  const uint32_t slot0_address = smem_address + kWarps * region_bytes;
+  for (int item = rank * kWarps + warp; item < strips * kFragments; item += runs) {
+    const int t = item / kFragments, f = item % kFragments;
+    const uint32_t tile_begin = static_cast<uint32_t>(t) * p.k_blocks;
+    const uint32_t tile_end = tile_begin + p.k_blocks;
+    // The runs that cover part of the tile, in unit order.
+    const int first = static_cast<int>(stream_k_run_of(units, runs, tile_begin));
+    const int last = static_cast<int>(stream_k_run_of(units, runs, tile_end - 1));
+    if (first == last) continue;  // one run covered it and stored it
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t e = stream_k_run_begin(units, runs, first);
+    for (int r = first; r <= last; ++r) {
+      const uint32_t b = e;
+      e = stream_k_run_begin(units, runs, r + 1);
+      if (b == e) continue;  // an empty run parks nothing
+      const int w = r % kWarps;
+      const uint32_t local = stream_k_parked_at_tile_end(e, tile_end)
+                                 ? slot0_address + w * stream_k_park_bytes(kTiles)
+                                 : smem_address + w * region_bytes;
+      const uint32_t remote = gpu::map_shared_to_rank(local, r / kWarps);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        sum[i] += gpu::load_shared_cluster(remote + parked_word(f, i, lane) * 4);
+      }
+    }
+    const int j = f / kTiles, tt = f % kTiles;
+    store_fragment<T>(p, sum, (cluster * p.stream_k_strips + t) * 64 + j * 16,
+                      token0 + tt * kTokensPerTile, lane, 0);
+  }
+  gpu::cluster_sync();
+#else
+  __trap();  // plan_decode plans Stream-K only where this code was compiled for sm_90 or later
+#endif
+}
+
 }  // namespace detail
 
 // kZeroPoints: the weight has zero points (a compile-time choice, so the symmetric mainloop carries
 // no branch on it). kStageCount: stages per warp (config.h: kStages, or kWarpSplitDeepStages at
 // 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
-template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages>
+// kStreamK: the Stream-K grid (config.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
+// p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of
+// them (below).
+template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages,
+          bool kStreamK = false>
 __global__ void __launch_bounds__(kThreads)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
   using P = gpu::Pair<T>;
@@ -134,6 +192,7 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(!kStagesVary || kStageCount == kStages, "3-4 token tiles vary kStages at run time");
   const int stages = kStagesVary ? p.warp_stages : kStageCount;
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
+  static_assert(!kStreamK || kTiles <= 2, "Stream-K flushes scaled sums at tile boundaries");
   // A CTA with kTiles token tiles holds at least (kTiles - 1) * 8 + 1 activation rows a stage
   // (token_tiles_for).
   constexpr int kMinStageBytes = kW + ((kTiles - 1) * kTokensPerTile + 1) * 128;
@@ -143,13 +202,30 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) uint8_t smem[];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int strip = blockIdx.x, split = blockIdx.y;
+  const int split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
-  const int cta_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));
-  const int cta_end = static_cast<int>(split_begin(p.k_blocks, p.splits, split + 1));
-  const int kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarps;
-  const int kb_end = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps;
-  const int num_blocks = kb_end - kb_begin;
+  // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split
+  // blockIdx.y, and the warp takes a quarter of the split's k-range. Stream-K: run
+  // split * kWarps + warp of the cluster's flat units (config.h), which may cross strips.
+  int first_strip, kb_begin, num_blocks;
+  if constexpr (kStreamK) {
+    // 32-bit arithmetic: stream_k_plan keeps units * runs below 2^31 (config.h).
+    const uint32_t runs = p.splits * kWarps, run = split * kWarps + warp;
+    const uint32_t units =
+        stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, blockIdx.x) * p.k_blocks;
+    const uint32_t run_begin = stream_k_run_begin(units, runs, run);
+    const uint32_t strip_in_cluster = run_begin / p.k_blocks;
+    first_strip = static_cast<int>(blockIdx.x * p.stream_k_strips + strip_in_cluster);
+    kb_begin = static_cast<int>(run_begin - strip_in_cluster * p.k_blocks);
+    num_blocks = static_cast<int>(stream_k_run_begin(units, runs, run + 1) - run_begin);
+  } else {
+    const int cta_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));
+    const int cta_end = static_cast<int>(split_begin(p.k_blocks, p.splits, split + 1));
+    first_strip = blockIdx.x;
+    kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarps;
+    num_blocks = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps - kb_begin;
+  }
+  const int strip = first_strip;  // the split grid's strip
   // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
   // `stages` stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many zero shifts
   // | as many folds)].
@@ -196,7 +272,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   // Scale (shift, fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
   const uint32_t meta_row_elements = static_cast<uint32_t>(p.n_pad);
-  const uint32_t meta_lane = (lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
+  // Stream-K: advanced one strip (64 columns) when the copies cross into the next strip.
+  uint32_t meta_lane = (lane / 8) * meta_row_elements + strip * 64 + (lane % 8) * 8;
   const bool copies_meta = lane < meta_rows * 8;
 
   auto issue_weights = [&](uint32_t stage, bool issue) {
@@ -217,8 +294,14 @@ __global__ void __launch_bounds__(kThreads)
       gpu::cp_async_16_if(issue && copies_meta, stage + shift_offset + lane * 16, shifts + src);
       gpu::cp_async_16_if(issue && copies_meta, stage + fold_offset + lane * 16, folds + src);
     }
-    weight_cursor += kW;
+    weight_cursor += kW;  // strip-major codes: the next strip's first block follows its last
     ++meta_kb;
+    if constexpr (kStreamK) {
+      if (meta_kb == p.k_blocks) {
+        meta_kb = 0;
+        meta_lane += 64;
+      }
+    }
   };
   auto issue_activations = [&](uint32_t stage, bool issue) {
     // K tail: zero-filled. A copy of 0 source bytes reads nothing, so the cursor needs no clamp
@@ -231,6 +314,12 @@ __global__ void __launch_bounds__(kThreads)
     }
     act_cursor += 64;
     act_column += 64;
+    if constexpr (kStreamK) {
+      if (act_column >= p.k_blocks * 64) {  // the next strip starts again at column 0
+        act_cursor -= p.k_blocks * 64;
+        act_column -= p.k_blocks * 64;
+      }
+    }
   };
   if (lane == 0) *reinterpret_cast<uint4*>(region) = make_uint4(0, 0, 0, 0);
   // ldmatrix row addresses: lane supplies row tt * 8 + lane % 8 of 16-byte chunk 4h + lane / 8
@@ -332,6 +421,38 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
+  // Stream-K: the strip and k-block of the block being computed. At a strip's last k-block the
+  // run's sums of that tile are complete: stored if the run covered the whole tile, else (the
+  // run's first tile) parked in the warp's slot-0 region past the stages for the cluster reduction.
+  [[maybe_unused]] int tile_strip = first_strip, block_kb = kb_begin;
+  auto finish_tile = [&]() {
+    if (current_group >= 0) flush_group(false);
+    current_group = -1;  // the next tile's groups count from 0 again
+    if (tile_strip != first_strip || kb_begin == 0) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int tt = 0; tt < kTiles; ++tt) {
+          detail::store_fragment<T>(p, total[j][tt], tile_strip * 64 + j * 16,
+                                    token0 + tt * kTokensPerTile, lane, 0);
+        }
+      }
+    } else {
+      detail::park_sums<kTiles>(
+          reinterpret_cast<float*>(smem + kWarps * region_bytes +
+                                   warp * stream_k_park_bytes(kTiles)),
+          total, lane);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) total[j][tt][i] = 0.0f;
+      }
+    }
+  };
+
   // The prologue fills stages - 1 stages: the weights of all of them first, before waiting for
   // the previous kernel (programmatic dependent launch: the weight stream starts while it
   // drains), then their activations, one commit group per stage (decode_kernel.cuh:
@@ -361,9 +482,10 @@ __global__ void __launch_bounds__(kThreads)
   // its scale row is row 0) and for groups of 16 or 32 (a group can end at any slice). The test
   // runs once per CTA; inside the slice loop it had cost a branch, a NOP and a WARPSYNC per slice,
   // and 10% of the loop's stall samples sat on the branch targets (v11, docs/perf/decode.md).
-  auto mainloop = [&](auto large_groups) {
+  // Blocks [i_begin, i_end) of the warp; block i is k-block kb_offset + i of its strip.
+  auto run_blocks = [&](auto large_groups, int i_begin, int i_end, int kb_offset) {
     constexpr bool kLargeGroups = decltype(large_groups)::value;
-    for (int i = 0; i < num_blocks; ++i) {
+    for (int i = i_begin; i < i_end; ++i) {
       if (!kStagesVary || stages == kStageCount) {
         gpu::cp_async_wait<kStageCount - 2>();
       } else {
@@ -398,7 +520,7 @@ __global__ void __launch_bounds__(kThreads)
       [[maybe_unused]] const uint16_t* meta_shifts =
           reinterpret_cast<const uint16_t*>(stage + shift_offset);
       [[maybe_unused]] const T* meta_folds = reinterpret_cast<const T*>(stage + fold_offset);
-      [[maybe_unused]] const int kb = kb_begin + i;
+      [[maybe_unused]] const int kb = kb_offset + i;
 
 #pragma unroll
       for (int sp = 0; sp < 4; sp += 2) {
@@ -535,6 +657,26 @@ __global__ void __launch_bounds__(kThreads)
       if (write_offset == stages_end) write_offset = 0;
     }
   };
+  // Stream-K: one run_blocks a tile the run touches, so the tile's end (finish_tile) sits outside
+  // the block loop; inside it, finish_tile's state had cost ptxas registers it took back with
+  // special-register reads and a spill in every trip (251 instructions a block against 203).
+  auto mainloop = [&](auto large_groups) {
+    if constexpr (kStreamK) {
+      for (int i = 0; i < num_blocks;) {
+        const int tile_blocks = min(num_blocks - i, p.k_blocks - block_kb);
+        run_blocks(large_groups, i, i + tile_blocks, block_kb - i);
+        i += tile_blocks;
+        block_kb += tile_blocks;
+        if (block_kb == p.k_blocks) {
+          finish_tile();
+          block_kb = 0;
+          ++tile_strip;
+        }
+      }
+    } else {
+      run_blocks(large_groups, 0, num_blocks, kb_begin);
+    }
+  };
   if (p.group_shift >= 6) {
     mainloop(std::true_type{});
   } else {
@@ -542,6 +684,15 @@ __global__ void __launch_bounds__(kThreads)
   }
   gpu::cp_async_wait<0>();
   if (kScaleSums && current_group >= 0) flush_group(false);
+  if constexpr (kStreamK) {
+    __syncwarp();  // no lane still reads the stages the sums overwrite
+    // The run ends inside a tile: its sums of that tile go to slot 1, the warp's own region.
+    if (num_blocks > 0 && block_kb != 0) {
+      detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
+    }
+    detail::stream_k_reduce_and_store<T, kTiles>(p, smem, region_bytes, token0, warp, lane);
+    return;
+  }
 
   // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region
   // (detail::park_sums); warp 0 adds them in warp order (detail::add_parked_sums).

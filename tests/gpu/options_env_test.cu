@@ -132,5 +132,50 @@ TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
   EXPECT_EQ(r.decode_warp_stages.value_or(0), 6);
 }
 
+TEST(DecodeOptions, StreamKSwitchAndStrips) {
+  {
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_FALSE(r.decode_stream_k.has_value());  // the plan decides
+    EXPECT_FALSE(r.decode_stream_k_strips.has_value());
+  }
+  {
+    ScopedEnv on("SAILFISH_DECODE_STREAM_K", "0");
+    ScopedEnv strips("SAILFISH_DECODE_STREAM_K_STRIPS", "3");
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_EQ(r.decode_stream_k, std::optional<bool>(false));
+    EXPECT_EQ(r.decode_stream_k_strips.value_or(0), 3);
+    Options o;
+    o.decode_stream_k = true;  // the option wins
+    o.decode_stream_k_strips = 8;
+    ASSERT_TRUE(api::resolve_options(o, &r).ok());
+    EXPECT_EQ(r.decode_stream_k, std::optional<bool>(true));
+    EXPECT_EQ(r.decode_stream_k_strips.value_or(0), 8);
+  }
+  for (const char* bad : {"0", "9", "three"}) {
+    ScopedEnv strips("SAILFISH_DECODE_STREAM_K_STRIPS", bad);
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("SAILFISH_DECODE_STREAM_K_STRIPS"), std::string::npos)
+        << s.message();
+  }
+  {
+    ScopedEnv on("SAILFISH_DECODE_STREAM_K", "maybe");
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("SAILFISH_DECODE_STREAM_K"), std::string::npos) << s.message();
+  }
+  Options o;
+  o.decode_stream_k_strips = 12;
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(o, &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("decode_stream_k_strips is 12"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("1 to 8 strips"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace sailfish
