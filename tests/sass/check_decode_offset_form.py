@@ -24,7 +24,8 @@ from sass_tools import functions, instructions, library_sass, loops, opcode
 
 kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
 kInstance = re.compile(
-    r"decode_warp_split_kernelI(13__nv_bfloat16|6__half)Li(\d+)ELi(\d+)ELb([01])ELi(\d+)E")
+    r"decode_warp_split_kernelI(13__nv_bfloat16|6__half)Li(\d+)ELi(\d+)ELb([01])ELi(\d+)E"
+    r"(?:Lb([01])E)?")
 
 
 def main_loops(insts, min_hmma):
@@ -53,6 +54,8 @@ def main():
             continue  # 3-4 token tiles scale per pair by design (no registers for scaled sums)
         checked += 1
         label = f"{dtype} int{bits} tiles={tiles} zero_points={zero} stages={m.group(5)}"
+        if m.group(6) == "1":
+            label += " stream_k"
         found = main_loops(instructions(body), 16 * tiles)
         if not found:
             failures.append(f"{label}: no main loop with {16 * tiles} HMMA found")
