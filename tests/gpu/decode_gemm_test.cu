@@ -22,13 +22,7 @@ Options decode_options(bool deterministic = false, bool atomic = false) {
   return o;
 }
 
-bool device_has_clusters() {
-  int device = 0, major = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
-             cudaSuccess &&
-         major >= 9;
-}
+using testing::device_has_clusters;
 
 constexpr int kEpiloguePartials = 2, kEpilogueCluster = 3;  // src/decode/config.h: Epilogue
 

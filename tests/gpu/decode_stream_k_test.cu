@@ -16,13 +16,7 @@ namespace {
 
 using testing::GemmCase;
 
-bool device_has_clusters() {
-  int device = 0, major = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
-             cudaSuccess &&
-         major >= 9;
-}
+using testing::device_has_clusters;
 
 Options stream_k_options(int strips, int cluster) {
   Options o;

@@ -14,6 +14,16 @@ inline bool has_cuda_device() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
+// The current device runs thread-block clusters (sm_90 and later): the decode tier's cluster
+// epilogue and its Stream-K grid.
+inline bool device_has_clusters() {
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+             cudaSuccess &&
+         major >= 9;
+}
+
 #define SF_SKIP_WITHOUT_GPU()                                              \
   do {                                                                     \
     if (!::sailfish::testing::has_cuda_device()) GTEST_SKIP() << "no CUDA device"; \
