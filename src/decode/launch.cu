@@ -36,6 +36,34 @@ Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int*
                                                    d.shared_bytes, size, clusters);
 }
 
+// CTAs of d's kernel instance one SM holds, for the problem's activation type, bit width and
+// zero points.
+Status ctas_per_sm_for(const Problem& p, const DecodePlan& d, int* ctas) {
+  const int bits = p.geometry.bits;
+  const bool zero = p.zero_kind != ZeroPointKind::kNone;
+  return p.act_dtype == DType::kF16 ? occupancy_for<__half>(bits, d, zero, ctas)
+                                    : occupancy_for<__nv_bfloat16>(bits, d, zero, ctas);
+}
+
+// The max_clusters(size) that config.h's cluster_split_count and stream_k_plan ask: clusters of
+// `size` CTAs of d's instance resident at once. A failed query counts as none; the first failure
+// is kept in *first_error for the caller to return.
+auto resident_clusters(const Problem& p, const DecodePlan& d, Status* first_error) {
+  return [&p, &d, first_error](int size) {
+    const int bits = p.geometry.bits;
+    const bool zero = p.zero_kind != ZeroPointKind::kNone;
+    int clusters = 0;
+    Status query = p.act_dtype == DType::kF16
+                       ? max_clusters_for<__half>(bits, d, zero, size, &clusters)
+                       : max_clusters_for<__nv_bfloat16>(bits, d, zero, size, &clusters);
+    if (!query.ok()) {
+      if (first_error->ok()) std::swap(*first_error, query);
+      return 0;
+    }
+    return clusters;
+  };
+}
+
 template <typename T>
 Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
                   cudaStream_t stream) {
@@ -56,12 +84,9 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
                                   bool pair_fallback, const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
-  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
-  const bool f16 = p.act_dtype == DType::kF16;
   int ctas_per_sm = 0;
   bool multi_wave_pair = false;  // two splits on a grid of several waves (config.h)
-  SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, *d, zero_points, &ctas_per_sm)
-                         : occupancy_for<__nv_bfloat16>(g.bits, *d, zero_points, &ctas_per_sm));
+  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
   }
@@ -90,20 +115,10 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
   if (!cluster_reduce || !d->warp_split || major < 9) return Status();
   Status first_error;  // of the occupancy queries; a failed query counts as no cluster
-  auto max_clusters = [&](int size) {
-    int clusters = 0;
-    Status query = f16 ? max_clusters_for<__half>(g.bits, *d, zero_points, size, &clusters)
-                       : max_clusters_for<__nv_bfloat16>(g.bits, *d, zero_points, size, &clusters);
-    if (!query.ok()) {
-      if (first_error.ok()) std::swap(first_error, query);
-      return 0;
-    }
-    return clusters;
-  };
   const int cluster_splits =
       cluster_split_count(d->splits, forced_splits.has_value() || multi_wave_pair,
-                          g.n_blocks * d->m_groups,
-                          static_cast<int64_t>(g.code_bytes()), max_clusters,
+                          g.n_blocks * d->m_groups, static_cast<int64_t>(g.code_bytes()),
+                          resident_clusters(p, *d, &first_error),
                           pair_fallback ? plan->sm_count : 0);
   SF_RETURN_IF_ERROR(first_error);
   if (cluster_splits > 0) {
@@ -130,8 +145,6 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
   int major = 0;
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
   if (major < 9) return Status();
-  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
-  const bool f16 = p.act_dtype == DType::kF16;
   auto plan_at = [&](int stages, DecodePlan* sk, StreamKPlan* chosen) -> Status {
     *sk = *d;
     sk->stream_k_strips = 1;  // picks the Stream-K instance for the queries
@@ -139,27 +152,16 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
     sk->shared_bytes = kWarps * (warp_split_region_bytes(sk->warp_stage_bytes, stages) +
                                  stream_k_park_bytes(sk->token_tiles));
     int ctas_per_sm = 0;
-    SF_RETURN_IF_ERROR(f16 ? occupancy_for<__half>(g.bits, *sk, zero_points, &ctas_per_sm)
-                           : occupancy_for<__nv_bfloat16>(g.bits, *sk, zero_points, &ctas_per_sm));
+    SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *sk, &ctas_per_sm));
     if (ctas_per_sm < 1) {
       *chosen = {};
       return Status();
     }
     Status first_error;
-    auto max_clusters = [&](int size) {
-      int clusters = 0;
-      Status query =
-          f16 ? max_clusters_for<__half>(g.bits, *sk, zero_points, size, &clusters)
-              : max_clusters_for<__nv_bfloat16>(g.bits, *sk, zero_points, size, &clusters);
-      if (!query.ok()) {
-        if (first_error.ok()) std::swap(first_error, query);
-        return 0;
-      }
-      return clusters;
-    };
     *chosen = stream_k_plan(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm,
                             static_cast<int>(choices.stream_k_strips.value_or(0)),
-                            static_cast<int>(choices.splits.value_or(0)), max_clusters);
+                            static_cast<int>(choices.splits.value_or(0)),
+                            resident_clusters(p, *sk, &first_error));
     return first_error;
   };
   DecodePlan sk;
