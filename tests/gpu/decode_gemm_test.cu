@@ -2,7 +2,9 @@
 // size, act-order, bias, both activation types, every token-tile regime and all three epilogues.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <tuple>
+#include <vector>
 
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
@@ -185,42 +187,59 @@ TEST(DecodeReduceKernel, OddWidthsAndManyTokens) {
   }
 }
 
-// M 17-32 per CTA: the warp-split kernel with 3 and 4 stages per warp (the plan picks per
-// problem; forced here), every format, one split (the stages' wrap-around over many blocks) and
-// several, with either split epilogue, odd and aligned shapes, and a K short enough that a warp
-// has fewer blocks than stages.
-TEST(DecodeWarpStages, ThreeAndFourStagesMatchReference) {
-  SF_SKIP_WITHOUT_GPU();
-  std::mt19937_64 rng(testing::test_seed() + 208);
+// Forced stages a warp of the warp-split kernel against the reference: every format, odd and
+// aligned shapes and a K short enough that a warp has fewer blocks than stages, one split (the
+// stages wrap around over many blocks) and three with either split epilogue.
+struct ForcedStages {
+  uint64_t seed_offset;
+  std::vector<int64_t> ms;
+  std::vector<int> stage_counts;
+  std::function<int(int)> group_of;           // group size, by format index
+  std::function<bool(int64_t)> bias_of;       // bias or not, by M
+  std::function<int(const testing::WeightFormat&, int64_t, int)> expected;  // stages run
+};
+
+void check_forced_stages(const ForcedStages& t) {
+  std::mt19937_64 rng(testing::test_seed() + t.seed_offset);
   const int64_t shapes[][2] = {{200, 1000}, {136, 4096}, {64, 128}};
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
     const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    const int group = t.group_of(format_index);
     for (const auto& shape : shapes) {
       const QuantizedWeight w = testing::random_weight(
-          rng, testing::format_spec(f, shape[0], shape[1], 128, format_index % 3 == 0, dtype));
-      for (int64_t m : {int64_t(17), int64_t(24), int64_t(32)}) {
-        for (int stages : {3, 4}) {
+          rng, testing::format_spec(f, shape[0], shape[1], group, format_index % 3 == 0, dtype));
+      for (int64_t m : t.ms) {
+        for (int stages : t.stage_counts) {
           for (int splits : {1, 3}) {
             for (bool cluster : {true, false}) {
-              GemmCase c = testing::gemm_case(w, dtype, m, true, decode_options());
+              GemmCase c = testing::gemm_case(w, dtype, m, t.bias_of(m), decode_options());
               c.options.decode_warp_stages = stages;
               c.options.decode_splits = splits;
               c.options.decode_cluster_reduce = cluster;
               const auto r = testing::run_and_check(c, rng());
               const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
                                         " k=" + std::to_string(shape[1]) +
+                                        " g=" + std::to_string(group) +
                                         " m=" + std::to_string(m) +
                                         " stages=" + std::to_string(stages) +
                                         " splits=" + std::to_string(splits);
               EXPECT_TRUE(r.ok) << where << ": " << r.message;
-              EXPECT_EQ(r.warp_stages, stages) << where;
+              EXPECT_EQ(r.warp_stages, t.expected(f, m, stages)) << where;
             }
           }
         }
       }
     }
   }
+}
+
+// M 17-32 per CTA: 3 and 4 stages per warp (the plan picks per problem; forced here).
+TEST(DecodeWarpStages, ThreeAndFourStagesMatchReference) {
+  SF_SKIP_WITHOUT_GPU();
+  check_forced_stages({208, {17, 24, 32}, {3, 4}, [](int) { return 128; },
+                       [](int64_t) { return true; },
+                       [](const testing::WeightFormat&, int64_t, int stages) { return stages; }});
 }
 
 // The plan's own stage choice at M = 32: four stages where the cluster epilogue runs, three
@@ -304,45 +323,17 @@ TEST(DecodeWarpStages, PlanTakesTheDeepPipelineForFewCtas) {
   }
 }
 
-// M 1-16 per CTA: the warp-split kernel with 4 stages a warp and its deep-pipeline instance (6;
-// int8 only at 1-8 tokens), every format, one split and several with either split epilogue, odd
-// and aligned shapes, and a K short enough that a warp has fewer blocks than stages.
+// M 1-16 per CTA: 4 stages a warp and the deep-pipeline instance (6; int8 only at 1-8 tokens,
+// so a forced 6 is ignored at 9-16). Group 16 on one format in three: the most scale rows (and
+// folds) a stage holds.
 TEST(DecodeWarpStages, DeepPipelineMatchesReference) {
   SF_SKIP_WITHOUT_GPU();
-  std::mt19937_64 rng(testing::test_seed() + 214);
-  const int64_t shapes[][2] = {{200, 1000}, {136, 4096}, {64, 128}};
-  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
-    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
-    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
-    for (const auto& shape : shapes) {
-      // Group 16 on one format in three: the most scale rows (and folds) a stage holds.
-      const int group = format_index % 3 == 1 ? 16 : 128;
-      const QuantizedWeight w = testing::random_weight(
-          rng, testing::format_spec(f, shape[0], shape[1], group, format_index % 3 == 0, dtype));
-      for (int64_t m : {int64_t(1), int64_t(8), int64_t(9), int64_t(16)}) {
-        for (int stages : {4, 6}) {
-          for (int splits : {1, 3}) {
-            for (bool cluster : {true, false}) {
-              GemmCase c = testing::gemm_case(w, dtype, m, m % 2 == 0, decode_options());
-              c.options.decode_warp_stages = stages;
-              c.options.decode_splits = splits;
-              c.options.decode_cluster_reduce = cluster;
-              const auto r = testing::run_and_check(c, rng());
-              const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
-                                        " k=" + std::to_string(shape[1]) +
-                                        " g=" + std::to_string(group) +
-                                        " m=" + std::to_string(m) +
-                                        " stages=" + std::to_string(stages) +
-                                        " splits=" + std::to_string(splits);
-              EXPECT_TRUE(r.ok) << where << ": " << r.message;
-              // int8 at 9-16 tokens has no deep instance: the forced 6 is ignored there.
-              EXPECT_EQ(r.warp_stages, f.bits == 8 && m > 8 ? 4 : stages) << where;
-            }
-          }
-        }
-      }
-    }
-  }
+  check_forced_stages({214, {1, 8, 9, 16}, {4, 6},
+                       [](int format_index) { return format_index % 3 == 1 ? 16 : 128; },
+                       [](int64_t m) { return m % 2 == 0; },
+                       [](const testing::WeightFormat& f, int64_t m, int stages) {
+                         return f.bits == 8 && m > 8 ? 4 : stages;
+                       }});
 }
 
 // One token tile, where the heuristic's clusters are not all resident: two clustered splits
