@@ -20,7 +20,7 @@ Usage: check_decode_offset_form.py --lib libsailfish.a [--cuobjdump PATH]
 import re
 import sys
 
-from sass_tools import functions, instructions, library_sass, loops, opcode
+from sass_tools import functions, instructions, library_sass, loops, opcode, report
 
 kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
 kInstance = re.compile(
@@ -72,14 +72,8 @@ def main():
                             " again?)")
         else:
             print("ok  ", summary)
-    if checked == 0:
-        print(f"FAIL: no decode_warp_split_kernel in {lib} (built without CUDA?)")
-        return 1
-    for f in failures:
-        print("FAIL", f)
-    print(f"{checked - len(failures)} of {checked} warp-split instances at 1-2 token tiles keep "
-          "the offset form")
-    return 1 if failures else 0
+    return report(checked, failures, f"no decode_warp_split_kernel in {lib} (built without CUDA?)",
+                  "warp-split instances at 1-2 token tiles keep the offset form")
 
 
 if __name__ == "__main__":

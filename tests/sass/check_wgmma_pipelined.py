@@ -17,7 +17,7 @@ Without --cuobjdump the binaries of this Python's environment are used (sass_too
 import re
 import sys
 
-from sass_tools import functions, library_sass
+from sass_tools import functions, library_sass, report
 
 
 def main():
@@ -34,16 +34,11 @@ def main():
         partial = sum(1 for w in waits if int(w, 16) > 0)
         summary = f"{name}: {hgmma} HGMMA, {partial} partial waits, {drains} drains"
         if hgmma == 0 or drains != 1 or partial == 0:
-            failures.append(summary)
+            failures.append(summary + " (wgmma serialized: see docs/PREFILL.md, two CTA layouts)")
         else:
             print("ok  ", summary)
-    if checked == 0:
-        print(f"FAIL: no prefill_kernel in {lib} (built without sm_90a?)")
-        return 1
-    for f in failures:
-        print("FAIL", f, "(wgmma serialized: see docs/PREFILL.md, two CTA layouts)")
-    print(f"{checked - len(failures)} of {checked} prefill kernels pipeline their wgmma")
-    return 1 if failures else 0
+    return report(checked, failures, f"no prefill_kernel in {lib} (built without sm_90a?)",
+                  "prefill kernels pipeline their wgmma")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,22 @@ def library_sass():
     return args.lib, sass
 
 
+def report(checked, failures, missing, verdict):
+    """Prints each failure and a closing line; returns the check's exit status.
+
+    checked: instances looked at; failures: their failure lines; missing: the FAIL line when
+    nothing was checked (the library lacks the kernels); verdict: what the passing ones keep,
+    after "<passed> of <checked> ".
+    """
+    if checked == 0:
+        print(f"FAIL: {missing}")
+        return 1
+    for f in failures:
+        print("FAIL", f)
+    print(f"{checked - len(failures)} of {checked} {verdict}")
+    return 1 if failures else 0
+
+
 def functions(sass):
     """Yields (name, body) for each function in cuobjdump -sass output."""
     name, body = None, []
