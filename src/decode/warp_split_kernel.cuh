@@ -70,29 +70,35 @@ __device__ __forceinline__ void park_sums(float* parked, const float (&total)[4]
       lane, [&](int j, int tt, int i, int word) { parked[word] = total[j][tt][i]; });
 }
 
-// total += another warp's sums parked by park_sums.
+// The CTA's sum of fragment f = j * kTiles + tt, added over its warps in warp order from their
+// sums parked by park_sums in their own regions (warp w's at smem + w * region_bytes).
 template <int kTiles>
-__device__ __forceinline__ void add_parked_sums(float (&total)[4][kTiles][4],
-                                                const float* parked, int lane) {
-  for_each_parked_sum<kTiles>(
-      lane, [&](int j, int tt, int i, int word) { total[j][tt][i] += parked[word]; });
+__device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region_bytes, int f,
+                                                 int lane, float (&sum)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    sum[i] = reinterpret_cast<const float*>(smem)[parked_word(f, i, lane)];
+  }
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) {
+    const float* parked = reinterpret_cast<const float*>(smem + w * region_bytes);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sum[i] += parked[parked_word(f, i, lane)];
+  }
 }
 
 // Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
-// order through distributed shared memory and store Y + bias. Warp 0 of each CTA holds the CTA's
-// sums (total, after the cross-warp add); it parks them in its own idle region as
-// [j][tt][i][lane]. After one cluster barrier, fragment (j, tt) is summed by warp w of rank r
-// where j * kTiles + tt = r + splits * (w + kWarps * q): 0 + s_0 + s_1 + ... in split order, the
-// reduce kernel's order, then store_fragment adds the bias. A second barrier keeps every CTA
-// resident until the last remote read.
+// order through distributed shared memory and store Y + bias. Each CTA's sums (after the
+// cross-warp add) are parked in warp 0's region as [j][tt][i][lane]. After one cluster barrier,
+// fragment (j, tt) is summed by warp w of rank r where j * kTiles + tt = r + splits * (w + kWarps
+// * q): 0 + s_0 + s_1 + ... in split order, the reduce kernel's order, then store_fragment adds
+// the bias. A second barrier keeps every CTA resident until the last remote read.
 template <typename T, int kTiles>
-__device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p,
-                                                         const float (&total)[4][kTiles][4],
-                                                         uint8_t* smem, int strip, int token0,
-                                                         int split, int warp, int lane) {
+__device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, uint8_t* smem,
+                                                         int strip, int token0, int split,
+                                                         int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
-  if (warp == 0) park_sums<kTiles>(parked, total, lane);
   gpu::cluster_sync();
   const uint32_t parked_address = gpu::shared_address(parked);
   for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarps) {
@@ -694,32 +700,34 @@ __global__ void __launch_bounds__(kThreads)
     return;
   }
 
-  // Cross-warp sum: warps 1-3 park their sums in their own (now idle) stage region
-  // (detail::park_sums); warp 0 adds them in warp order (detail::add_parked_sums).
+  // Cross-warp sum: every warp parks its sums in its own (now idle) stage region; fragment f is
+  // then added over the warps in warp order by warp f % kWarps (detail::sum_parked_warps), which
+  // stores it, or, for the cluster epilogue, parks the CTA's sum in place in warp 0's region (only
+  // warp f % kWarps touches fragment f's words). Until v19, warp 0 added and stored every
+  // fragment while the other warps waited: at 2 token tiles ~450 instructions on one warp, 40% of
+  // the stall samples of a launch with one block a warp (docs/perf/decode.md). The sums and their
+  // order are unchanged, so the results are bitwise those of v18.
   __syncthreads();  // every warp's copies have landed and no warp still reads its stages
-  if (warp != 0) detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
+  detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
   __syncthreads();
-  if (warp == 0) {
+  const bool clustered = p.epilogue == Epilogue::kCluster;  // uniform
 #pragma unroll
-    for (int w = 1; w < kWarps; ++w) {
-      detail::add_parked_sums<kTiles>(
-          total, reinterpret_cast<const float*>(smem + w * region_bytes), lane);
+  for (int q = 0; q < kTiles; ++q) {
+    const int f = warp + kWarps * q;  // 4 * kTiles fragments, kTiles a warp
+    float sum[4];
+    detail::sum_parked_warps<kTiles>(smem, region_bytes, f, lane, sum);
+    if (clustered) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        reinterpret_cast<float*>(smem)[detail::parked_word(f, i, lane)] = sum[i];
+      }
+    } else {
+      detail::store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
+                                token0 + (f % kTiles) * kTokensPerTile, lane, split);
     }
   }
-  if (p.epilogue == Epilogue::kCluster) {  // uniform: every thread takes part in the barriers
-    detail::cluster_reduce_and_store<T, kTiles>(p, total, smem, strip, token0, split, warp, lane);
-    return;
-  }
-  if (warp != 0) return;
-
-  // Epilogue: as decode_kernel.cuh, for each of the four n16 groups.
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-#pragma unroll
-    for (int tt = 0; tt < kTiles; ++tt) {
-      detail::store_fragment<T>(p, total[j][tt], strip * 64 + j * 16,
-                                token0 + tt * kTokensPerTile, lane, split);
-    }
+  if (clustered) {  // every thread takes part in the cluster barriers
+    detail::cluster_reduce_and_store<T, kTiles>(p, smem, strip, token0, split, warp, lane);
   }
 }
 
