@@ -238,12 +238,33 @@ enum class Epilogue : int {
   kPartials = 2,  // several splits: fp32 partials, summed in split order by a reduce kernel
   // Several splits (default where it fits, warp-split kernel, sm_90): the split CTAs of a strip
   // form one thread-block cluster and add their partial tiles in split order through distributed
-  // shared memory, then store Y + bias. The same sums in the same order as kPartials (bitwise
-  // identical), with no workspace and no second launch.
+  // shared memory, then store Y + bias: every rank reads the others' after a cluster barrier, or
+  // (the push form, DecodeParams::cluster_push) ranks 1.. send theirs to rank 0, which adds and
+  // stores. The same sums in the same order as kPartials (bitwise identical), with no workspace
+  // and no second launch.
   kCluster = 3,
 };
 // The most split CTAs one cluster holds (the portable cluster size); deeper splits use kPartials.
 constexpr int kMaxClusterSplits = 8;
+// Epilogue::kCluster by push (v21; DecodeParams::cluster_push, split grid, 1-2 token tiles): the
+// other ranks send their CTA sums into rank 0's shared memory, and rank 0 alone adds and stores.
+// Its receive area lies past the warps' regions, [rank - 1][fragment][lane] x 16 bytes (a token
+// tile's 4 n16 fragments are 2 KB), then the 8-byte mbarrier the sends complete on (16 bytes
+// kept for alignment). Every CTA of the launch gets the area; the plan takes the push form only
+// where it leaves the grid's clusters resident at once (launch.cu, choose_cluster_push).
+constexpr int kClusterPushMaxTiles = 2;
+constexpr int kClusterRankTileBytes = 4 * 32 * 16;
+constexpr int kClusterBarrierBytes = 16;
+SF_HOST_DEVICE constexpr int cluster_receive_bytes(int splits, int token_tiles) {
+  return (splits - 1) * token_tiles * kClusterRankTileBytes + kClusterBarrierBytes;
+}
+static_assert(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages) +
+                          cluster_receive_bytes(kMaxClusterSplits, 2) <=
+                      227 * 1024 &&
+                  warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages) +
+                          cluster_receive_bytes(kMaxClusterSplits, 1) <=
+                      227 * 1024,
+              "the push form's largest CTAs still fit an SM with the receive area");
 
 // The cluster epilogue saves the reduce kernel's launch and its partials traffic: 1.5-3.4 us on
 // the H200 (v10a, docs/perf/decode.md), about 9 MB of weight stream at ~4.5 TB/s.

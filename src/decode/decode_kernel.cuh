@@ -58,6 +58,9 @@ struct DecodeParams {
   // Warp-split kernel, Stream-K instance (config.h: stream_k_plan): strips per cluster; the
   // cluster holds `splits` CTAs. 0 elsewhere.
   int32_t stream_k_strips;
+  // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (config.h,
+  // kClusterPushMaxTiles; warp_split_kernel.cuh, cluster_push_and_store) when nonzero.
+  int32_t cluster_push;
 };
 
 namespace detail {

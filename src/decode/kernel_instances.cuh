@@ -29,11 +29,14 @@ constexpr auto kernel_for() {
 }
 
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
-// stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking.
+// stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking, the split
+// grid at 1-2 token tiles the cluster push form's receive area at the deepest cluster.
 template <int kBits, int kTiles, bool kWarpSplit, bool kDeep, bool kStreamK>
 constexpr int max_shared_for() {
+  constexpr int kPushArea =
+      kTiles <= kClusterPushMaxTiles ? cluster_receive_bytes(kMaxClusterSplits, kTiles) : 0;
   return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep)) +
-                          (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : 0)
+                          (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : kPushArea)
                     : shared_bytes(kBits, kTiles);
 }
 
@@ -64,6 +67,14 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     grid.y != static_cast<unsigned>(params.splits))) {
     return internal_error("decode: the cluster epilogue needs the warp-split kernel and 2 to ",
                           kMaxClusterSplits, " splits (got ", params.splits, ")");
+  }
+  if (params.cluster_push != 0 &&
+      (!kWarpSplit || kStreamK || !clustered || kTiles > kClusterPushMaxTiles ||
+       shared < kWarps * warp_split_region_bytes(params.warp_stage_bytes, params.warp_stages) +
+                    cluster_receive_bytes(params.splits, kTiles))) {
+    return internal_error("decode: the cluster push form needs the split grid's cluster epilogue "
+                          "at 1 to ", kClusterPushMaxTiles, " token tiles and its receive area in ",
+                          "the ", shared, " bytes of shared memory planned");
   }
   if (kStreamK && (!clustered || params.stream_k_strips < 1 ||
                    params.stream_k_strips > kStreamKMaxStrips ||

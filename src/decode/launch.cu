@@ -185,6 +185,35 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
   return Status();
 }
 
+// The cluster epilogue's push form (config.h, kClusterPushMaxTiles) for the split plan *d, which
+// then carries its receive area. Unasked, only at 2 splits and only where the area leaves as many
+// of the grid's clusters resident at once as before: on the H200 2 ranks ran 0.85-0.96x the
+// barrier form's time on the small and mid layers at M = 1 and 16, 3-7 ranks 1.02-1.09x, and at
+// M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md, v21). Asked (tests,
+// tuning): wherever a cluster of the plan's size still fits with the area. The current device
+// must be plan->device.
+Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePlan* d) {
+  d->cluster_push = false;
+  if (!asked.value_or(true) || d->epilogue != static_cast<int>(Epilogue::kCluster) ||
+      d->stream_k_strips > 0 || d->token_tiles > kClusterPushMaxTiles) {
+    return Status();
+  }
+  if (!asked.has_value() && d->splits != 2) return Status();
+  const Problem& p = plan->problem;
+  DecodePlan pushed = *d;
+  pushed.shared_bytes += cluster_receive_bytes(d->splits, d->token_tiles);
+  Status first_error;
+  const int clusters_before = resident_clusters(p, *d, &first_error)(d->splits);
+  const int clusters_after = resident_clusters(p, pushed, &first_error)(d->splits);
+  SF_RETURN_IF_ERROR(first_error);
+  const int64_t grid_clusters = p.geometry.n_blocks * d->m_groups;
+  const bool costs_nothing = clusters_after >= std::min<int64_t>(clusters_before, grid_clusters);
+  if (clusters_after < 1 || (!asked.has_value() && !costs_nothing)) return Status();
+  pushed.cluster_push = true;
+  *d = pushed;
+  return Status();
+}
+
 }  // namespace
 
 Status plan_decode(const DecodeChoices& choices, Plan* plan) {
@@ -263,6 +292,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     if (!pairs.ok() || !ends_on(Epilogue::kCluster)) d = before;
   }
   if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
+  if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
@@ -339,6 +369,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.act_rows = d.act_rows;
   params.warp_stages = d.warp_stages;
   params.stream_k_strips = d.stream_k_strips;
+  params.cluster_push = d.cluster_push ? 1 : 0;
   // Split grid: (strip, split, M group). Stream-K: (cluster of stream_k_strips strips, rank, M
   // group).
   const int64_t strip_groups =

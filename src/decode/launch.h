@@ -27,6 +27,8 @@ struct DecodeChoices {
   // Let the split CTAs of a strip reduce through a cluster (Epilogue::kCluster) where it applies
   // (warp-split kernel, sm_90, 2 to 8 splits, not the red.global epilogue). Off, no Stream-K.
   bool cluster_reduce = true;
+  // The cluster epilogue's push form (launch.cu, choose_cluster_push): unset, the plan decides.
+  std::optional<bool> cluster_push;
 };
 
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and

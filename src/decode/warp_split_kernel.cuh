@@ -34,6 +34,7 @@
 #include "common/ptx/cp_async.cuh"
 #include "common/ptx/griddepcontrol.cuh"
 #include "common/ptx/ldmatrix.cuh"
+#include "common/ptx/mbarrier.cuh"
 #include "common/ptx/mma_sync.cuh"
 #include "common/static_for.h"
 #include "decode/config.h"
@@ -117,6 +118,60 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
     store_fragment<T>(p, sum, strip * 64 + j * 16, token0 + tt * kTokensPerTile, lane, 0);
   }
   gpu::cluster_sync();
+#else
+  __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later
+#endif
+}
+
+// Epilogue::kCluster, push form (v21, DecodeParams::cluster_push): the same sums as
+// cluster_reduce_and_store, in the same order, with one rank doing the adds. `sums` holds the
+// CTA's sums of the warp's fragments f = warp + kWarps * q (after the cross-warp add). Ranks 1..
+// send theirs into rank 0's receive area (config.h: cluster_receive_bytes) with st.async, which
+// completes bytes on rank 0's mbarrier, and exit; rank 0 waits for them, adds 0 + s_0 + s_1 + ...
+// and stores. The barrier form has every rank meet at a cluster barrier, read the others' sums
+// and meet at a second barrier before exiting, on the critical path of every small layer (~1 us
+// of 5 on l3-8b.o at M = 1). The barrier's init was made visible by cluster_arrive_relaxed() at
+// the kernel's start; cluster_wait() here pairs with it.
+template <typename T, int kTiles>
+__device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
+                                                         const float (&sums)[kTiles][4],
+                                                         uint8_t* receive, int strip, int token0,
+                                                         int split, int warp, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kRankBytes = kTiles * kClusterRankTileBytes;
+  const uint32_t receive_address = gpu::shared_address(receive);
+  const uint32_t barrier = receive_address + (p.splits - 1) * kRankBytes;
+  gpu::cluster_wait();
+  if (split != 0) {
+    const uint32_t slot =
+        gpu::map_shared_to_rank(receive_address + (split - 1) * kRankBytes, 0);
+    const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
+#pragma unroll
+    for (int q = 0; q < kTiles; ++q) {
+      const int f = warp + kWarps * q;
+      gpu::store_async_to_rank(slot + (f * 32 + lane) * 16, sums[q], remote_barrier);
+    }
+    return;
+  }
+  if (threadIdx.x == 0) gpu::mbarrier_arrive_expect_tx(barrier, (p.splits - 1) * kRankBytes);
+  gpu::mbarrier_wait_cluster(barrier, 0);
+#pragma unroll
+  for (int q = 0; q < kTiles; ++q) {
+    const int f = warp + kWarps * q;
+    float sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sum[i] = 0.0f + sums[q][i];
+    for (int r = 1; r < p.splits; ++r) {
+      const float4 other = *reinterpret_cast<const float4*>(
+          receive + (r - 1) * kRankBytes + (f * 32 + lane) * 16);
+      sum[0] += other.x;
+      sum[1] += other.y;
+      sum[2] += other.z;
+      sum[3] += other.w;
+    }
+    store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
+                      token0 + (f % kTiles) * kTokensPerTile, lane, 0);
+  }
 #else
   __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later
 #endif
@@ -241,6 +296,24 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t region_address = gpu::shared_address(region);
   const uint32_t zero_chunk = region_address;
   const uint32_t stages_address = region_address + kWarpHeaderBytes;
+  // Epilogue::kCluster's push form (split grid, 1-2 token tiles): rank 0's receive barrier
+  // (detail::cluster_push_and_store), initialized and made visible to the cluster before any rank
+  // can send to it. The other half of this arrive is waited for in the epilogue, long after it
+  // completed.
+  const bool clustered = !kStreamK && p.epilogue == Epilogue::kCluster;  // uniform
+  constexpr bool kPushBuilt = !kStreamK && kTiles <= kClusterPushMaxTiles;
+  const bool push = kPushBuilt && clustered && p.cluster_push != 0;  // uniform
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (push) {
+    if (split == 0 && threadIdx.x == 0) {
+      gpu::mbarrier_init(gpu::shared_address(smem + kWarps * region_bytes) +
+                             (p.splits - 1) * kTiles * kClusterRankTileBytes,
+                         1);
+      gpu::fence_barrier_init();
+    }
+    gpu::cluster_arrive_relaxed();
+  }
+#endif
   constexpr bool has_zero = kZeroPoints;
   const int meta_rows = meta_rows_for(p.group_shift);
   const int meta_offset = kW + p.act_rows * 128;  // within a stage
@@ -702,33 +775,40 @@ __global__ void __launch_bounds__(kThreads)
 
   // Cross-warp sum: every warp parks its sums in its own (now idle) stage region; fragment f is
   // then added over the warps in warp order by warp f % kWarps (detail::sum_parked_warps), which
-  // stores it, or, for the cluster epilogue, parks the CTA's sum in place in warp 0's region (only
-  // warp f % kWarps touches fragment f's words). Until v19, warp 0 added and stored every
-  // fragment while the other warps waited: at 2 token tiles ~450 instructions on one warp, 40% of
-  // the stall samples of a launch with one block a warp (docs/perf/decode.md). The sums and their
-  // order are unchanged, so the results are bitwise those of v18.
+  // stores it, or hands it to the cluster epilogue: parked in place in warp 0's region (only warp
+  // f % kWarps touches fragment f's words) or, in the push form, kept in registers. Until v20,
+  // warp 0 added and stored every fragment while the other warps waited: at 2 token tiles ~450
+  // instructions on one warp, 40% of the stall samples of a launch with one block a warp
+  // (docs/perf/decode.md). The sums and their order are unchanged, so the results are bitwise
+  // those of v18.
   __syncthreads();  // every warp's copies have landed and no warp still reads its stages
   detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
   __syncthreads();
-  const bool clustered = p.epilogue == Epilogue::kCluster;  // uniform
+  float sums[kTiles][4];  // the CTA's sums of fragments warp + kWarps * q
 #pragma unroll
   for (int q = 0; q < kTiles; ++q) {
     const int f = warp + kWarps * q;  // 4 * kTiles fragments, kTiles a warp
-    float sum[4];
-    detail::sum_parked_warps<kTiles>(smem, region_bytes, f, lane, sum);
-    if (clustered) {
+    detail::sum_parked_warps<kTiles>(smem, region_bytes, f, lane, sums[q]);
+    if (!clustered) {
+      detail::store_fragment<T>(p, sums[q], strip * 64 + (f / kTiles) * 16,
+                                token0 + (f % kTiles) * kTokensPerTile, lane, split);
+    } else if (!push) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        reinterpret_cast<float*>(smem)[detail::parked_word(f, i, lane)] = sum[i];
+        reinterpret_cast<float*>(smem)[detail::parked_word(f, i, lane)] = sums[q][i];
       }
-    } else {
-      detail::store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
-                                token0 + (f % kTiles) * kTokensPerTile, lane, split);
     }
   }
-  if (clustered) {  // every thread takes part in the cluster barriers
-    detail::cluster_reduce_and_store<T, kTiles>(p, smem, strip, token0, split, warp, lane);
+  if (!clustered) return;
+  // Uniform: every thread takes part in the cluster barriers.
+  if constexpr (kPushBuilt) {
+    if (push) {
+      detail::cluster_push_and_store<T, kTiles>(p, sums, smem + kWarps * region_bytes, strip,
+                                                token0, split, warp, lane);
+      return;
+    }
   }
+  detail::cluster_reduce_and_store<T, kTiles>(p, smem, strip, token0, split, warp, lane);
 }
 
 }  // namespace sailfish::decode

@@ -211,6 +211,30 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
             228 * 1024);
 }
 
+// The cluster push form's receive area: a token tile's four n16 fragments (32 lanes x 16 bytes
+// each) from every rank but the first, then the barrier. It must still let one CTA of the deepest
+// push-capable instances fit an SM at the deepest cluster, and leave l3-8b.o's CTA (M = 1, six
+// stages, 2 ranks) room for the next layer's under programmatic dependent launch (two an SM).
+TEST(DecodeConfig, ClusterPushReceiveArea) {
+  EXPECT_EQ(kClusterRankTileBytes, 2048);
+  EXPECT_EQ(cluster_receive_bytes(2, 1), 2048 + 16);
+  EXPECT_EQ(cluster_receive_bytes(2, 2), 4096 + 16);
+  EXPECT_EQ(cluster_receive_bytes(8, 2), 7 * 4096 + 16);
+  EXPECT_EQ(cluster_receive_bytes(2, 1) % 16, 0);
+  for (int bits : {4, 8}) {
+    for (int tiles = 1; tiles <= kClusterPushMaxTiles; ++tiles) {
+      const int stages = warp_split_has_deep(bits, tiles) ? kWarpSplitDeepStages : kStages;
+      EXPECT_LE(warp_split_max_shared_bytes(bits, tiles, stages) +
+                    cluster_receive_bytes(kMaxClusterSplits, tiles),
+                227 * 1024)
+          << bits << "-bit, " << tiles << " tiles";
+    }
+  }
+  const int l3_8b_o = kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false),
+                                                       kWarpSplitDeepStages);
+  EXPECT_LE(2 * (l3_8b_o + cluster_receive_bytes(2, 1) + 1024), 228 * 1024);
+}
+
 // M 17-32 (3-4 token tiles) can run 3 stages a warp so that 3 CTAs fit an SM (int4 g128
 // symmetric): on sm_90 an SM gives 3 CTAs 228 KB of shared memory, 1 KB of each reserved by the
 // runtime. With 4 stages only 2 fit.

@@ -159,6 +159,88 @@ TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
   }
 }
 
+// The cluster epilogue's push form (ranks send their sums to rank 0, which adds and stores) against
+// the barrier form and the reduce kernel: bitwise the same output, each checked against the
+// float64 reference. Every format, 2-8 ranks forced, 1 and 2 token tiles (the push form's), odd
+// and aligned shapes, bias on and off; beyond 2 token tiles the form is never taken.
+TEST(DecodeClusterEpilogue, PushFormBitwiseEqualToBarrierForm) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  std::mt19937_64 rng(testing::test_seed() + 214);
+  const int64_t shapes[][2] = {{200, 1000}, {136, 2048}, {4096, 1024}};
+  int pushed = 0;
+  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
+    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    for (const auto& shape : shapes) {
+      const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
+      for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(17)}) {
+        for (int splits : {2, 3, 8}) {
+          GemmCase push = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
+          push.options.decode_splits = splits;
+          push.options.decode_cluster_push = true;
+          GemmCase barrier = push;
+          barrier.options.decode_cluster_push = false;
+          GemmCase reduce = barrier;
+          reduce.options.decode_cluster_reduce = false;
+          const uint64_t seed = rng();
+          const auto a = testing::run_and_check(push, seed);
+          const auto b = testing::run_and_check(barrier, seed);
+          const auto c = testing::run_and_check(reduce, seed);
+          const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
+                                    " k=" + std::to_string(shape[1]) + " m=" +
+                                    std::to_string(m) + " splits=" + std::to_string(a.splits);
+          ASSERT_TRUE(a.ok) << where << ": " << a.message;
+          ASSERT_TRUE(b.ok) << where << ": " << b.message;
+          ASSERT_TRUE(c.ok) << where << ": " << c.message;
+          EXPECT_FALSE(b.cluster_push) << where;
+          if (a.splits < 2 || a.decode_epilogue != kEpilogueCluster) continue;
+          EXPECT_EQ(a.cluster_push, m <= 16) << where << ": push form beyond 2 token tiles";
+          pushed += a.cluster_push ? 1 : 0;
+          EXPECT_EQ(a.output_bits, b.output_bits) << where;
+          EXPECT_EQ(a.output_bits, c.output_bits) << where;
+        }
+      }
+    }
+  }
+  EXPECT_GT(pushed, 0) << "no case ran the push form";
+}
+
+// The plan's own choice: the push form at 2 ranks of 1-2 token tiles (l3-8b.o, M = 1 and 16),
+// not at 3 or more (l3-70b.qkv, M = 1: 3 splits), and never when switched off.
+TEST(DecodeClusterEpilogue, PlanPushesOnlyPairs) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  Problem problem;
+  const int64_t shapes[][2] = {{4096, 4096}, {10240, 8192}};  // l3-8b.o, l3-70b.qkv
+  for (int64_t m : {int64_t(1), int64_t(16), int64_t(32)}) {
+    for (const auto& nk : shapes) {
+      problem.m = m;
+      ASSERT_TRUE(PackedGeometry::make(nk[0], nk[1], 4, 128, &problem.geometry).ok());
+      Plan plan;
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+      const DecodePlan& d = plan.decode;
+      const std::string where = "n=" + std::to_string(nk[0]) + " m=" + std::to_string(m) +
+                                " splits=" + std::to_string(d.splits);
+      if (d.cluster_push) {
+        EXPECT_EQ(d.epilogue, kEpilogueCluster) << where;
+        EXPECT_EQ(d.splits, 2) << where;
+        EXPECT_LE(d.token_tiles, 2) << where;
+      }
+      if (d.epilogue == kEpilogueCluster && d.splits == 2 && d.token_tiles == 1 &&
+          nk[0] == 4096) {
+        EXPECT_TRUE(d.cluster_push) << where << ": l3-8b.o at M = 1 keeps the barrier form";
+      }
+      if (d.splits > 2 || m > 16) EXPECT_FALSE(d.cluster_push) << where;
+      Options off = decode_options();
+      off.decode_cluster_push = false;
+      ASSERT_TRUE(sailfish::plan(problem, -1, off, &plan).ok());
+      EXPECT_FALSE(plan.decode.cluster_push) << where;
+    }
+  }
+}
+
 // The reduce kernel sums four columns a thread (16-byte loads of token-major partials) and
 // stores four outputs at once where the row allows: an odd N gives a short last chunk and rows
 // that start off an 8-byte boundary, N = 2 a single short chunk, and M past 65535 tokens walks

@@ -163,6 +163,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   r.decode_epilogue = plan.tier == Tier::kDecode ? plan.decode.epilogue : -1;
   r.warp_stages = plan.tier == Tier::kDecode ? plan.decode.warp_stages : 0;
   r.stream_k_strips = plan.tier == Tier::kDecode ? plan.decode.stream_k_strips : 0;
+  r.cluster_push = plan.tier == Tier::kDecode && plan.decode.cluster_push;
   r.workspace_bytes = workspace_size(plan);
   r.output_bits = y_bits;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;

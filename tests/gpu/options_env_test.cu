@@ -132,6 +132,29 @@ TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
   EXPECT_EQ(r.decode_warp_stages.value_or(0), 6);
 }
 
+TEST(DecodeOptions, ClusterPushSwitch) {
+  {
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_FALSE(r.decode_cluster_push.has_value());  // the plan decides
+  }
+  {
+    ScopedEnv off("SAILFISH_DECODE_CLUSTER_PUSH", "0");
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_EQ(r.decode_cluster_push, std::optional<bool>(false));
+    Options o;
+    o.decode_cluster_push = true;  // the option wins
+    ASSERT_TRUE(api::resolve_options(o, &r).ok());
+    EXPECT_EQ(r.decode_cluster_push, std::optional<bool>(true));
+  }
+  ScopedEnv bad("SAILFISH_DECODE_CLUSTER_PUSH", "2");
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(Options(), &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("SAILFISH_DECODE_CLUSTER_PUSH"), std::string::npos) << s.message();
+}
+
 TEST(DecodeOptions, StreamKSwitchAndStrips) {
   {
     api::ResolvedOptions r;

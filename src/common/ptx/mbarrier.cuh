@@ -1,6 +1,7 @@
 // mbarrier (sm_90 forms): the shared-memory barriers the prefill pipeline runs on. A "full"
 // barrier completes when the producer's TMA bytes have landed (expect_tx + complete_tx); an
-// "empty" barrier completes when every consumer warp has released the stage.
+// "empty" barrier completes when every consumer warp has released the stage. The decode tier's
+// cluster epilogue receives the other ranks' sums on one (store_async_to_rank, cluster.cuh).
 //
 // Phases: a barrier's current phase has parity 0 after init. wait(parity) returns once the phase
 // with that parity has completed, so waiting for parity 1 on a fresh barrier returns at once
@@ -39,6 +40,20 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
       ".reg .pred done;\n"
       "wait_%=:\n"
       "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// As mbarrier_wait, with acquire at cluster scope: what other CTAs of the cluster wrote before
+// their arrivals or transaction bytes on this barrier (store_async_to_rank) is visible after it.
+__device__ __forceinline__ void mbarrier_wait_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
       "@!done bra wait_%=;\n"
       "}\n" ::"r"(bar),
       "r"(parity)
