@@ -153,6 +153,10 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " stream_k_strips=%d", d.stream_k_strips);
     }
+    if (d.cluster_push) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " cluster_push=1");
+    }
   } else if (p.tier == Tier::kPrefill) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,
