@@ -8,8 +8,9 @@ against its stream-only floor.
 """
 import glob
 import json
-import re
 import sys
+
+from compare_runs import short_launch
 
 
 def rows_by_key(paths):
@@ -20,13 +21,6 @@ def rows_by_key(paths):
                 continue
             out.setdefault((row["shape"], row["M"]), []).append(row)
     return out
-
-
-def short_launch(text):
-    fields = dict(re.findall(r"(\w+)=(\d+)", text or ""))
-    labels = (("tokens", "t"), ("splits", "s"), ("epilogue", "e"), ("warp_stages", "w"),
-              ("stream_k_strips", "k"), ("cluster_push", "p"))
-    return "/".join(f"{label}{fields[k]}" for k, label in labels if k in fields)
 
 
 def main():
