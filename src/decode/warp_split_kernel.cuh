@@ -134,9 +134,9 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 // the kernel's start; cluster_wait() here pairs with it.
 template <typename T, int kTiles>
 __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
-                                                         const float (&sums)[kTiles][4],
-                                                         uint8_t* receive, int strip, int token0,
-                                                         int split, int warp, int lane) {
+                                                       const float (&sums)[kTiles][4],
+                                                       uint8_t* receive, int strip, int token0,
+                                                       int split, int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kRankBytes = kTiles * kClusterRankTileBytes;
   const uint32_t receive_address = gpu::shared_address(receive);
