@@ -161,8 +161,8 @@ TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
 
 // The cluster epilogue's push form (ranks send their sums to rank 0, which adds and stores) against
 // the barrier form and the reduce kernel: bitwise the same output, each checked against the
-// float64 reference. Every format, 2-8 ranks forced, 1 and 2 token tiles (the push form's), odd
-// and aligned shapes, bias on and off; beyond 2 token tiles the form is never taken.
+// float64 reference. Every format, 2, 3 and 8 ranks forced, 1 and 2 token tiles (the push form's),
+// odd and aligned shapes, bias on and off; beyond 2 token tiles the form is never taken.
 TEST(DecodeClusterEpilogue, PushFormBitwiseEqualToBarrierForm) {
   SF_SKIP_WITHOUT_GPU();
   if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
@@ -230,7 +230,7 @@ TEST(DecodeClusterEpilogue, PlanPushesOnlyPairs) {
       }
       if (d.epilogue == kEpilogueCluster && d.splits == 2 && d.token_tiles == 1 &&
           nk[0] == 4096) {
-        EXPECT_TRUE(d.cluster_push) << where << ": l3-8b.o at M = 1 keeps the barrier form";
+        EXPECT_TRUE(d.cluster_push) << where << ": l3-8b.o at M = 1 left on the barrier form";
       }
       if (d.splits > 2 || m > 16) EXPECT_FALSE(d.cluster_push) << where;
       Options off = decode_options();
