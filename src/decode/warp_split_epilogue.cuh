@@ -1,0 +1,210 @@
+// The warp-split kernel's epilogue (warp_split_kernel.cuh): how the four warps' sums, and then the
+// split CTAs' sums, are added in a fixed order and stored.
+//   - park_sums / sum_parked_warps: every warp parks its sums in its own idle stages; fragment f
+//     is added over the warps in warp order by warp f % kWarps (v20);
+//   - cluster_reduce_and_store: Epilogue::kCluster, barrier form: every rank reads the others'
+//     parked sums through distributed shared memory between two cluster barriers;
+//   - cluster_push_and_store: Epilogue::kCluster, push form (v21): ranks send their sums to rank 0,
+//     which adds and stores;
+//   - stream_k_reduce_and_store: the Stream-K grid's shared tiles (v18).
+// Every form adds the same values in the same order as the reduce kernel: 0 + s_0 + s_1 + ...
+#pragma once
+
+#include <cstdint>
+
+#include "common/ptx/cluster.cuh"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "decode/config.h"
+#include "decode/decode_kernel.cuh"
+
+namespace sailfish::decode::detail {
+
+// A warp's sums parked in shared memory for another warp or CTA to add, laid out
+// [j][tt][i][lane] so the 32 lanes touch 32 consecutive words: element i of fragment
+// f = j * kTiles + tt of a lane is word parked_word(f, i, lane).
+__device__ __forceinline__ constexpr int parked_word(int fragment, int i, int lane) {
+  return (fragment * 4 + i) * 32 + lane;
+}
+
+// f(j, tt, i, word) for every sum of a lane: element i of fragment (j, tt) and its parked word.
+template <int kTiles, typename F>
+__device__ __forceinline__ void for_each_parked_sum(int lane, F&& f) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+#pragma unroll
+    for (int tt = 0; tt < kTiles; ++tt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f(j, tt, i, parked_word(j * kTiles + tt, i, lane));
+    }
+  }
+}
+
+template <int kTiles>
+__device__ __forceinline__ void park_sums(float* parked, const float (&total)[4][kTiles][4],
+                                          int lane) {
+  for_each_parked_sum<kTiles>(
+      lane, [&](int j, int tt, int i, int word) { parked[word] = total[j][tt][i]; });
+}
+
+// The CTA's sum of fragment f = j * kTiles + tt, added over its warps in warp order from their
+// sums parked by park_sums in their own regions (warp w's at smem + w * region_bytes).
+template <int kTiles>
+__device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region_bytes, int f,
+                                                 int lane, float (&sum)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    sum[i] = reinterpret_cast<const float*>(smem)[parked_word(f, i, lane)];
+  }
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) {
+    const float* parked = reinterpret_cast<const float*>(smem + w * region_bytes);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sum[i] += parked[parked_word(f, i, lane)];
+  }
+}
+
+// Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
+// order through distributed shared memory and store Y + bias. Each CTA's sums (after the
+// cross-warp add) are parked in warp 0's region as [j][tt][i][lane]. After one cluster barrier,
+// fragment (j, tt) is summed by warp w of rank r where j * kTiles + tt = r + splits * (w + kWarps
+// * q): 0 + s_0 + s_1 + ... in split order, the reduce kernel's order, then store_fragment adds
+// the bias. A second barrier keeps every CTA resident until the last remote read.
+template <typename T, int kTiles>
+__device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, uint8_t* smem,
+                                                         int strip, int token0, int split,
+                                                         int warp, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
+  gpu::cluster_sync();
+  const uint32_t parked_address = gpu::shared_address(parked);
+  for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarps) {
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int r = 0; r < kMaxClusterSplits; ++r) {
+      if (r < p.splits) {
+        const uint32_t remote = gpu::map_shared_to_rank(parked_address, r);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          sum[i] += gpu::load_shared_cluster(remote + parked_word(f, i, lane) * 4);
+        }
+      }
+    }
+    const int j = f / kTiles, tt = f % kTiles;
+    store_fragment<T>(p, sum, strip * 64 + j * 16, token0 + tt * kTokensPerTile, lane, 0);
+  }
+  gpu::cluster_sync();
+#else
+  __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later
+#endif
+}
+
+// Epilogue::kCluster, push form (v21, DecodeParams::cluster_push): the same sums as
+// cluster_reduce_and_store, in the same order, with one rank doing the adds. `sums` holds the
+// CTA's sums of the warp's fragments f = warp + kWarps * q (after the cross-warp add). Ranks 1..
+// send theirs into rank 0's receive area (config.h: cluster_receive_bytes) with st.async, which
+// completes bytes on rank 0's mbarrier, and exit; rank 0 waits for them, adds 0 + s_0 + s_1 + ...
+// and stores. The barrier form has every rank meet at a cluster barrier, read the others' sums
+// and meet at a second barrier before exiting, on the critical path of every small layer (~1 us
+// of 5 on l3-8b.o at M = 1). The barrier's init was made visible by cluster_arrive_relaxed() at
+// the kernel's start; cluster_wait() here pairs with it.
+template <typename T, int kTiles>
+__device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
+                                                       const float (&sums)[kTiles][4],
+                                                       uint8_t* receive, int strip, int token0,
+                                                       int split, int warp, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kRankBytes = kTiles * kClusterRankTileBytes;
+  const uint32_t receive_address = gpu::shared_address(receive);
+  const uint32_t barrier = receive_address + (p.splits - 1) * kRankBytes;
+  gpu::cluster_wait();
+  if (split != 0) {
+    const uint32_t slot =
+        gpu::map_shared_to_rank(receive_address + (split - 1) * kRankBytes, 0);
+    const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
+#pragma unroll
+    for (int q = 0; q < kTiles; ++q) {
+      const int f = warp + kWarps * q;
+      gpu::store_async_to_rank(slot + (f * 32 + lane) * 16, sums[q], remote_barrier);
+    }
+    return;
+  }
+  if (threadIdx.x == 0) gpu::mbarrier_arrive_expect_tx(barrier, (p.splits - 1) * kRankBytes);
+  gpu::mbarrier_wait_cluster(barrier, 0);
+#pragma unroll
+  for (int q = 0; q < kTiles; ++q) {
+    const int f = warp + kWarps * q;
+    float sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sum[i] = 0.0f + sums[q][i];
+    for (int r = 1; r < p.splits; ++r) {
+      const float4 other = *reinterpret_cast<const float4*>(
+          receive + (r - 1) * kRankBytes + (f * 32 + lane) * 16);
+      sum[0] += other.x;
+      sum[1] += other.y;
+      sum[2] += other.z;
+      sum[3] += other.w;
+    }
+    store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
+                      token0 + (f % kTiles) * kTokensPerTile, lane, 0);
+  }
+#else
+  __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later
+#endif
+}
+
+// Stream-K (kStreamK): after one cluster barrier, the tiles of the cluster's strips that several
+// runs share are summed over those runs in unit order (0 + first run + ...: deterministic) and
+// stored with the bias. Fragment f of tile t is item t * 4 kTiles + f, taken by the cluster's
+// warps in turn. A run's sums of tile t sit in its slot 0 (past the CTA's stage regions) if it
+// reached the tile's end, else in slot 1 (its own region's start): config.h,
+// stream_k_parked_at_tile_end. A second barrier keeps every CTA resident until the last remote
+// read.
+template <typename T, int kTiles>
+__device__ __forceinline__ void stream_k_reduce_and_store(const DecodeParams& p, uint8_t* smem,
+                                                          int region_bytes, int token0, int warp,
+                                                          int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kFragments = 4 * kTiles;
+  gpu::cluster_sync();
+  const int cluster = blockIdx.x, rank = blockIdx.y;
+  const int runs = p.splits * kWarps;
+  const int strips = stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, cluster);
+  const uint32_t units = static_cast<uint32_t>(strips) * p.k_blocks;
+  const uint32_t smem_address = gpu::shared_address(smem);
+  const uint32_t slot0_address = smem_address + kWarps * region_bytes;
+  for (int item = rank * kWarps + warp; item < strips * kFragments; item += runs) {
+    const int t = item / kFragments, f = item % kFragments;
+    const uint32_t tile_begin = static_cast<uint32_t>(t) * p.k_blocks;
+    const uint32_t tile_end = tile_begin + p.k_blocks;
+    // The runs that cover part of the tile, in unit order.
+    const int first = static_cast<int>(stream_k_run_of(units, runs, tile_begin));
+    const int last = static_cast<int>(stream_k_run_of(units, runs, tile_end - 1));
+    if (first == last) continue;  // one run covered it and stored it
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t e = stream_k_run_begin(units, runs, first);
+    for (int r = first; r <= last; ++r) {
+      const uint32_t b = e;
+      e = stream_k_run_begin(units, runs, r + 1);
+      if (b == e) continue;  // an empty run parks nothing
+      const int w = r % kWarps;
+      const uint32_t local = stream_k_parked_at_tile_end(e, tile_end)
+                                 ? slot0_address + w * stream_k_park_bytes(kTiles)
+                                 : smem_address + w * region_bytes;
+      const uint32_t remote = gpu::map_shared_to_rank(local, r / kWarps);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        sum[i] += gpu::load_shared_cluster(remote + parked_word(f, i, lane) * 4);
+      }
+    }
+    const int j = f / kTiles, tt = f % kTiles;
+    store_fragment<T>(p, sum, (cluster * p.stream_k_strips + t) * 64 + j * 16,
+                      token0 + tt * kTokensPerTile, lane, 0);
+  }
+  gpu::cluster_sync();
+#else
+  __trap();  // plan_decode plans Stream-K only where this code was compiled for sm_90 or later
+#endif
+}
+
+}  // namespace sailfish::decode::detail
