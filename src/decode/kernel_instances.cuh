@@ -30,11 +30,10 @@ constexpr auto kernel_for() {
 
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
 // stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking, the split
-// grid at 1-2 token tiles the cluster push form's receive area at the deepest cluster.
+// grid at 1-2 token tiles the cluster push form's largest receive area.
 template <int kBits, int kTiles, bool kWarpSplit, bool kDeep, bool kStreamK>
 constexpr int max_shared_for() {
-  constexpr int kPushArea =
-      kTiles <= kClusterPushMaxTiles ? cluster_receive_bytes(kMaxClusterSplits, kTiles) : 0;
+  constexpr int kPushArea = kTiles <= kClusterPushMaxTiles ? cluster_receive_max_bytes(kTiles) : 0;
   return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep)) +
                           (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : kPushArea)
                     : shared_bytes(kBits, kTiles);

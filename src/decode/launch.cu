@@ -186,19 +186,18 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
 }
 
 // The cluster epilogue's push form (config.h, kClusterPushMaxTiles) for the split plan *d, which
-// then carries its receive area. Unasked, only at 2 splits and only where the area leaves as many
-// of the grid's clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the
-// barrier form's time on the small and mid layers at M = 1 and 16, 3-7 ranks 1.02-1.09x, and at
-// M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md, v21). Asked (tests,
-// tuning): wherever a cluster of the plan's size still fits with the area. The current device
-// must be plan->device.
+// then carries its receive area. Unasked, only where the area leaves as many of the grid's
+// clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the barrier form's time
+// on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over them
+// 0.98-1.00x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md).
+// Asked (tests, tuning): wherever a cluster of the plan's size still fits with the area. The
+// current device must be plan->device.
 Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePlan* d) {
   d->cluster_push = false;
   if (!asked.value_or(true) || d->epilogue != static_cast<int>(Epilogue::kCluster) ||
       d->stream_k_strips > 0 || d->token_tiles > kClusterPushMaxTiles) {
     return Status();
   }
-  if (!asked.has_value() && d->splits != 2) return Status();
   const Problem& p = plan->problem;
   DecodePlan pushed = *d;
   pushed.shared_bytes += cluster_receive_bytes(d->splits, d->token_tiles);

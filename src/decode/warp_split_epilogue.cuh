@@ -4,8 +4,8 @@
 //     is added over the warps in warp order by warp f % kWarps (v20);
 //   - cluster_reduce_and_store: Epilogue::kCluster, barrier form: every rank reads the others'
 //     parked sums through distributed shared memory between two cluster barriers;
-//   - cluster_push_and_store: Epilogue::kCluster, push form (v21): ranks send their sums to rank 0,
-//     which adds and stores;
+//   - cluster_push_and_store: Epilogue::kCluster, push form (v21, v22): each rank sends its sums
+//     of a fragment to the fragment's owner rank, which adds and stores;
 //   - stream_k_reduce_and_store: the Stream-K grid's shared tiles (v18).
 // Every form adds the same values in the same order as the reduce kernel: 0 + s_0 + s_1 + ...
 #pragma once
@@ -99,51 +99,99 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 #endif
 }
 
-// Epilogue::kCluster, push form (v21, DecodeParams::cluster_push): the same sums as
-// cluster_reduce_and_store, in the same order, with one rank doing the adds. `sums` holds the
-// CTA's sums of the warp's fragments f = warp + kWarps * q (after the cross-warp add). Ranks 1..
-// send theirs into rank 0's receive area (config.h: cluster_receive_bytes) with st.async, which
-// completes bytes on rank 0's mbarrier, and exit; rank 0 waits for them, adds 0 + s_0 + s_1 + ...
-// and stores. The barrier form has every rank meet at a cluster barrier, read the others' sums
-// and meet at a second barrier before exiting, on the critical path of every small layer (~1 us
-// of 5 on l3-8b.o at M = 1). The barrier's init was made visible by cluster_arrive_relaxed() at
-// the kernel's start; cluster_wait() here pairs with it.
+// Epilogue::kCluster, push form (v21; spread over the ranks in v22; DecodeParams::cluster_push):
+// the same sums as cluster_reduce_and_store, in the same order, without cluster barriers.
+// `sums` holds the CTA's sums of the warp's fragments f = warp + kWarps * q (after the cross-warp
+// add). Each fragment has an owner rank (config.h: cluster_push_owner; rank 0 at 2 ranks, rank
+// f % splits from 3): every other rank sends its sums of f into the owner's receive area with
+// st.async, which completes bytes on the owner's mbarrier; the owner waits for them, adds 0 + s_0
+// + s_1 + ... and stores. A rank exits once its sends are issued and its own fragments stored. The
+// barrier form has every rank meet at a cluster barrier, read the others' sums and meet at a
+// second barrier before exiting, on the critical path of every small layer (~1 us of 5 on l3-8b.o
+// at M = 1). Each owner's barrier was initialized at the kernel's start and made visible by
+// cluster_arrive_relaxed(); cluster_wait() here pairs with it.
 template <typename T, int kTiles>
 __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
                                                        const float (&sums)[kTiles][4],
                                                        uint8_t* receive, int strip, int token0,
                                                        int split, int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kRankBytes = kTiles * kClusterRankTileBytes;
+  const int splits = p.splits;
   const uint32_t receive_address = gpu::shared_address(receive);
-  const uint32_t barrier = receive_address + (p.splits - 1) * kRankBytes;
+  const uint32_t barrier = receive_address + cluster_receive_slot_bytes(splits, kTiles);
   gpu::cluster_wait();
-  if (split != 0) {
-    const uint32_t slot =
-        gpu::map_shared_to_rank(receive_address + (split - 1) * kRankBytes, 0);
-    const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
+  if (splits == 2) {
+    // Rank 0 owns every fragment, in slot f (config.h). The general code below does the same,
+    // but its owner and slot arithmetic sits between the mainloop's last add and the send: it ran
+    // 1.02-1.05x the time of this v21 form on the 2-rank rows (v22c, docs/perf/decode.md).
+    if (split != 0) {
+      const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
+      const uint32_t slots = gpu::map_shared_to_rank(receive_address + lane * 16, 0);
+#pragma unroll
+      for (int q = 0; q < kTiles; ++q) {
+        const int f = warp + kWarps * q;
+        gpu::store_async_to_rank(slots + f * kClusterFragmentBytes, sums[q], remote_barrier);
+      }
+      return;
+    }
+    if (threadIdx.x == 0) {
+      gpu::mbarrier_arrive_expect_tx(barrier, 4 * kTiles * kClusterFragmentBytes);
+    }
+    gpu::mbarrier_wait_cluster(barrier, 0);
 #pragma unroll
     for (int q = 0; q < kTiles; ++q) {
       const int f = warp + kWarps * q;
-      gpu::store_async_to_rank(slot + (f * 32 + lane) * 16, sums[q], remote_barrier);
+      const float4 other =
+          *reinterpret_cast<const float4*>(receive + f * kClusterFragmentBytes + lane * 16);
+      const float sum[4] = {0.0f + sums[q][0] + other.x, 0.0f + sums[q][1] + other.y,
+                            0.0f + sums[q][2] + other.z, 0.0f + sums[q][3] + other.w};
+      store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
+                        token0 + (f % kTiles) * kTokensPerTile, lane, 0);
     }
     return;
   }
-  if (threadIdx.x == 0) gpu::mbarrier_arrive_expect_tx(barrier, (p.splits - 1) * kRankBytes);
+  bool owns_any = false;  // whether this warp holds a fragment this rank owns
+#pragma unroll
+  for (int q = 0; q < kTiles; ++q) {
+    const int f = warp + kWarps * q;
+    const int owner = cluster_push_owner(f, splits);
+    if (owner == split) {
+      owns_any = true;
+      continue;
+    }
+    const uint32_t slot = gpu::map_shared_to_rank(
+        receive_address + cluster_push_slot(f, split, splits) * kClusterFragmentBytes + lane * 16,
+        owner);
+    gpu::store_async_to_rank(slot, sums[q], gpu::map_shared_to_rank(barrier, owner));
+  }
+  const int owned = cluster_push_owned(split, splits, kTiles);
+  if (owned == 0) return;
+  if (threadIdx.x == 0) {
+    gpu::mbarrier_arrive_expect_tx(barrier, owned * (splits - 1) * kClusterFragmentBytes);
+  }
+  if (!owns_any) return;
   gpu::mbarrier_wait_cluster(barrier, 0);
 #pragma unroll
   for (int q = 0; q < kTiles; ++q) {
     const int f = warp + kWarps * q;
-    float sum[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) sum[i] = 0.0f + sums[q][i];
-    for (int r = 1; r < p.splits; ++r) {
-      const float4 other = *reinterpret_cast<const float4*>(
-          receive + (r - 1) * kRankBytes + (f * 32 + lane) * 16);
-      sum[0] += other.x;
-      sum[1] += other.y;
-      sum[2] += other.z;
-      sum[3] += other.w;
+    if (cluster_push_owner(f, splits) != split) continue;
+    // The senders' slots of f, in rank order with this rank left out: consecutive from here.
+    const float* slots = reinterpret_cast<const float*>(
+        receive + cluster_push_index(f, splits) * (splits - 1) * kClusterFragmentBytes +
+        lane * 16);
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int r = 0; r < splits; ++r) {
+      float4 s;
+      if (r == split) {
+        s = make_float4(sums[q][0], sums[q][1], sums[q][2], sums[q][3]);
+      } else {
+        s = *reinterpret_cast<const float4*>(slots);
+        slots += kClusterFragmentBytes / 4;
+      }
+      sum[0] += s.x;
+      sum[1] += s.y;
+      sum[2] += s.z;
+      sum[3] += s.w;
     }
     store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
                       token0 + (f % kTiles) * kTokensPerTile, lane, 0);

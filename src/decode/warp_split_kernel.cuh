@@ -107,18 +107,18 @@ __global__ void __launch_bounds__(kThreads)
   const uint32_t region_address = gpu::shared_address(region);
   const uint32_t zero_chunk = region_address;
   const uint32_t stages_address = region_address + kWarpHeaderBytes;
-  // Epilogue::kCluster's push form (split grid, 1-2 token tiles): rank 0's receive barrier
-  // (detail::cluster_push_and_store), initialized and made visible to the cluster before any rank
-  // can send to it. The other half of this arrive is waited for in the epilogue, long after it
-  // completed.
+  // Epilogue::kCluster's push form (split grid, 1-2 token tiles): the receive barrier of each rank
+  // that owns fragments (detail::cluster_push_and_store), initialized and made visible to the
+  // cluster before any rank can send to it. The other half of this arrive is waited for in the
+  // epilogue, long after it completed.
   const bool clustered = !kStreamK && p.epilogue == Epilogue::kCluster;  // uniform
   constexpr bool kPushBuilt = !kStreamK && kTiles <= kClusterPushMaxTiles;
   const bool push = kPushBuilt && clustered && p.cluster_push != 0;  // uniform
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (push) {
-    if (split == 0 && threadIdx.x == 0) {
+    if (cluster_push_owned(split, p.splits, kTiles) > 0 && threadIdx.x == 0) {
       gpu::mbarrier_init(gpu::shared_address(smem + kWarps * region_bytes) +
-                             (p.splits - 1) * kTiles * kClusterRankTileBytes,
+                             cluster_receive_slot_bytes(p.splits, kTiles),
                          1);
       gpu::fence_barrier_init();
     }
