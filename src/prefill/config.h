@@ -32,8 +32,10 @@ SF_HOST_DEVICE constexpr int ctas_per_sm(int tokens) { return tokens <= 64 ? 2 :
 // Threads per CTA. One CTA per SM: warpgroup 0 produces (warp 0; warps 1-3 exit) and hands its
 // registers to consumer warpgroups 1-2 with setmaxnreg (40 + 2 x 232 = 504 per thread-triple:
 // 64K registers / 128 threads per warpgroup). Two CTAs per SM: consumer warpgroups 0-1 and one
-// producer warp 8, 288 threads, so no registers sit in idle warps: 64K / 576 threads gives every
-// thread 112 (a 384-thread CTA would get 80 and spill).
+// producer warp 8, 288 threads, so no registers sit in idle warps. ptxas caps such a kernel at 96
+// registers a thread, not 64K / 576 = 113: an SM's 18 warps put five on some scheduler, whose
+// 16K registers give each of their threads 102, rounded down to the allocation unit of 8
+// (docs/perf/prefill.md, v12; a 384-thread CTA would get 80 and spill).
 SF_HOST_DEVICE constexpr int cta_threads(int tokens) {
   return ctas_per_sm(tokens) == 1 ? 128 * (1 + kConsumers) : 128 * kConsumers + 32;
 }
@@ -41,7 +43,7 @@ constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
 // wgmma fragment sets the consumers rotate (prefill_kernel.cuh): 3 keep two blocks' groups in
 // flight while the next block is dequantized. Two CTAs per SM keep 2 (one group in flight): with
-// 3 sets in a 112-register budget ptxas serialized the 64-token kernels' wgmma (only an info line,
+// 3 sets in a 96-register budget ptxas serialized the 64-token kernels' wgmma (only an info line,
 // C7512 "insufficient register resources"; a WARPGROUP.DEPBAR.LE gsb0, 0x0 after each HGMMA in
 // the SASS), with 2 it pipelines them in 80-96 registers. tests/sass/check_wgmma_pipelined.py
 // fails the build's tests if any prefill kernel serializes.

@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   float acc[kTokens / 2];
   // Fragment sets: up to kSets - 1 blocks' wgmma groups stay in flight while the next set is being
   // written (a set may be rewritten only once its group has completed). Three with one CTA per
-  // SM; two with two CTAs per SM, whose 112-register budget made ptxas serialize the 64-token
+  // SM; two with two CTAs per SM, whose 96-register budget made ptxas serialize the 64-token
   // kernels' wgmma with a third set, and whose narrow wgmmas finish quickly (config.h:
   // fragment_sets).
   constexpr int kSets = fragment_sets(kTokens);
