@@ -240,8 +240,8 @@ enum class Epilogue : int {
   // form one thread-block cluster and add their partial tiles in split order through distributed
   // shared memory, then store Y + bias: every rank reads the others' after a cluster barrier, or
   // (the push form, DecodeParams::cluster_push) each rank sends its sums of a fragment to the
-  // fragment's owner rank, which adds and stores. The same sums in the same order as kPartials (bitwise identical), with no workspace
-  // and no second launch.
+  // fragment's owner rank, which adds and stores. The same sums in the same order as kPartials
+  // (bitwise identical), with no workspace and no second launch.
   kCluster = 3,
 };
 // The most split CTAs one cluster holds (the portable cluster size); deeper splits use kPartials.

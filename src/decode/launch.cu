@@ -189,7 +189,7 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
 // then carries its receive area. Unasked, only where the area leaves as many of the grid's
 // clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the barrier form's time
 // on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over them
-// 0.98-1.00x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md).
+// 0.93-0.98x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md).
 // Asked (tests, tuning): wherever a cluster of the plan's size still fits with the area. The
 // current device must be plan->device.
 Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePlan* d) {
