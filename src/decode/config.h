@@ -126,6 +126,17 @@ SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
   return m <= 8 ? 1 : m <= 16 ? 2 : m <= 24 ? 3 : m <= 32 ? 4 : m <= 48 ? 6 : 8;
 }
 
+// The warp-split kernel relies on it: a CTA of kTiles token tiles has more than (kTiles - 1) * 8
+// rows, so every tile but the last is full (its copies and ldmatrix rows skip the row test).
+SF_HOST_DEVICE constexpr bool only_last_token_tile_partial(int64_t max_m) {
+  for (int64_t m = 1; m <= max_m; ++m) {
+    if (m <= (token_tiles_for(m) - 1) * kTokensPerTile) return false;
+  }
+  return true;
+}
+static_assert(only_last_token_tile_partial(kWarpSplitMaxTiles * kTokensPerTile),
+              "a warp-split CTA's tiles before the last are full");
+
 // Split-K depth: the largest that keeps the grid within one wave (sm_count * ctas_per_sm CTAs),
 // at least 1, never below min_blocks_per_split k-blocks per split. A second, partial wave costs
 // more than the extra loads in flight give: on the H200 (warp-split kernel, int4 g128) grids of

@@ -160,6 +160,10 @@ __global__ void __launch_bounds__(kThreads)
     act_offset[u] = kW + row * 128 + ((act_chunk ^ (row & 7)) << 4);
     act_row_valid[u] = row < valid_rows;
   }
+  // Every token tile but the last is full (token_tiles_for: valid_rows > (kTiles - 1) * 8), so
+  // only the copies of the last tile's rows test validity (v23: six predicates a block fewer at
+  // 4 tiles). Copy u holds rows 4u to 4u + 3.
+  constexpr int kAlwaysValidCopies = (kTiles - 1) * kTokensPerTile / 4;
   // Scale (shift, fold) rows: lane copies chunk lane % 8 of row lane / 8 of the block's rows.
   const uint32_t meta_row_elements = static_cast<uint32_t>(p.n_pad);
   // Stream-K: advanced one strip (64 columns) when the copies cross into the next strip.
@@ -200,7 +204,8 @@ __global__ void __launch_bounds__(kThreads)
     const T* src = act_cursor;
 #pragma unroll
     for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
-      gpu::cp_async_16_if(issue && act_row_valid[u], stage + act_offset[u], src, src_bytes);
+      const bool valid = u < kAlwaysValidCopies || act_row_valid[u];
+      gpu::cp_async_16_if(issue && valid, stage + act_offset[u], src, src_bytes);
     }
     act_cursor += 64;
     act_column += 64;
@@ -415,10 +420,24 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int sp = 0; sp < 4; sp += 2) {
         uint32_t b[kTiles][4];
+        if constexpr (kTiles >= 2) {
+          // Every tile but the last is full (token_tiles_for): its row addresses are tile 0's
+          // plus a constant, and only the last tile's lanes past M read the zero chunk (v23;
+          // before, an add and a select per tile).
+          const uint32_t tile0 = stage_address + ldm_offset[0][sp / 2];
+          gpu::static_for<kTiles - 1>([&](auto tile) {
+            constexpr int tt = decltype(tile)::value;
+            gpu::ldmatrix_x4_at<tt * kTokensPerTile * 128>(tile0, b[tt]);
+          });
+          gpu::ldmatrix_x4(row_valid[kTiles - 1] ? stage_address + ldm_offset[kTiles - 1][sp / 2]
+                                                 : zero_chunk,
+                           b[kTiles - 1]);
+        } else {
 #pragma unroll
-        for (int tt = 0; tt < kTiles; ++tt) {
-          gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
-                           b[tt]);
+          for (int tt = 0; tt < kTiles; ++tt) {
+            gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
+                             b[tt]);
+          }
         }
         [[maybe_unused]] uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
         if constexpr (kNibbleSplit) {
