@@ -190,6 +190,26 @@ SF_HOST_DEVICE constexpr bool multi_wave_split_pays(int64_t tiles, int64_t k_blo
   return 5 * two <= 4 * one;
 }
 
+// A grid of one split that fits one wave but spreads unevenly over the SMs: two splits instead
+// (clustered pairs, as above) when that cuts the blocks the busiest SM streams by a tenth or
+// more. Counted per SM, ceil(tiles * splits / sm_count) CTAs of k_blocks / splits blocks: with
+// room for several CTAs an SM, the hardware spreads a one-wave grid over every SM first, so the
+// SMs that get one CTA more set the time, and half-length CTAs even that out. Measured on the
+// H200 at M = 1 (528 slots; split sweep in docs/perf/decode.md, v23):
+//   l3-8b.gate_up, 448 tiles x 64 blocks: 4 x 64 -> 7 x 32 a SM (0.875), 17.45 -> 16.92 us;
+//   l3-70b.gate_up (896 tiles) is a multi-wave grid, and even there: 7 x 128 -> 14 x 64 (1.0).
+// plan_decode asks it at 1-2 token tiles only (launch.cu says why).
+SF_HOST_DEVICE constexpr bool one_wave_split_pays(int64_t tiles, int64_t k_blocks,
+                                                  int64_t sm_count, int64_t slots) {
+  if (sm_count < 1 || tiles > slots || tiles <= sm_count ||
+      k_blocks / 2 < kWarpSplitMinBlocksPerSplit) {
+    return false;
+  }
+  const int64_t one = (tiles + sm_count - 1) / sm_count * k_blocks;
+  const int64_t two = (2 * tiles + sm_count - 1) / sm_count * ((k_blocks + 1) / 2);
+  return 10 * two <= 9 * one;
+}
+
 // Stream-K within clusters (the warp-split kernel at 1-2 token tiles, int4, sm_90; plan_decode).
 // A split grid gives every strip the same number of CTAs, so the CTAs per SM come in whole
 // strips' worth: l3-8b.qkv (96 strips of 64 k-blocks, 2 splits) puts two CTAs, 64 blocks, on 60

@@ -85,7 +85,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
-  bool multi_wave_pair = false;  // two splits on a grid of several waves (config.h)
+  // Two splits on a grid of several waves, or of one uneven wave (config.h).
+  bool multi_wave_pair = false;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
@@ -95,8 +96,14 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   } else if (d->warp_split) {
     d->splits = warp_split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
     const int64_t slots = int64_t(plan->sm_count) * ctas_per_sm;
+    // The one-wave rule only at 1-2 token tiles: at 3-4 a pair at four stages keeps the plan
+    // from the three-stage depth below (l3-70b.qkv at M = 32: s2/e3 at four stages 30.1 us,
+    // at three 26.5).
+    const int64_t tiles = g.n_blocks * d->m_groups;
     multi_wave_pair =
-        d->splits == 1 && multi_wave_split_pays(g.n_blocks * d->m_groups, g.k_blocks, slots);
+        d->splits == 1 &&
+        (multi_wave_split_pays(tiles, g.k_blocks, slots) ||
+         (d->token_tiles <= 2 && one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots)));
     if (multi_wave_pair) d->splits = 2;
   } else {
     d->splits = split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);

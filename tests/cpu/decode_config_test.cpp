@@ -325,6 +325,17 @@ TEST(DecodeConfig, MultiWaveGridsTakeTwoSplitsWhenTheWavesShrink) {
   EXPECT_FALSE(multi_wave_split_pays(448, 64, 0));
 }
 
+TEST(DecodeConfig, UnevenOneWaveGridsTakeTwoSplits) {
+  EXPECT_TRUE(one_wave_split_pays(448, 64, 132, 528));    // l3-8b.gate_up, M = 1: 256 -> 224
+  EXPECT_FALSE(one_wave_split_pays(396, 64, 132, 528));   // 3 a SM either way: 192 -> 192
+  EXPECT_TRUE(one_wave_split_pays(300, 64, 132, 528));    // 192 -> 160
+  EXPECT_FALSE(one_wave_split_pays(520, 64, 132, 528));   // 4 a SM either way: 256 -> 256
+  EXPECT_FALSE(one_wave_split_pays(896, 128, 132, 528));  // more than a wave: the other rule
+  EXPECT_FALSE(one_wave_split_pays(100, 64, 132, 528));   // fewer tiles than SMs: split_count's
+  EXPECT_FALSE(one_wave_split_pays(448, 22, 132, 528));   // 11 blocks a split: too short
+  EXPECT_FALSE(one_wave_split_pays(448, 64, 0, 528));
+}
+
 // Stream-K (config.h): a cluster's runs tile its strips' flat units exactly once, stream_k_run_of
 // finds the run of every unit, every run of a planned grid keeps six blocks a warp and spans at
 // most two tiles, and for every tile several

@@ -449,6 +449,40 @@ TEST(DecodeSplitPlan, OneTokenTilePrefersClusteredPairs) {
   EXPECT_GT(plan.decode.splits, 2);
 }
 
+// One split whose one wave spreads unevenly (config.h, one_wave_split_pays): l3-8b.gate_up at
+// M = 1, 448 strips on the H200's 132 SMs (4 CTAs on some, 3 on the rest), takes 2 clustered
+// splits, and the pair runs against the reference like any other launch.
+TEST(DecodeSplitPlan, UnevenOneWaveGridTakesClusteredPairs) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  Problem problem;
+  problem.m = 1;
+  ASSERT_TRUE(PackedGeometry::make(28672, 4096, 4, 128, &problem.geometry).ok());
+  Plan plan;
+  ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+  if (sms == 132) {
+    EXPECT_EQ(plan.decode.splits, 2);
+    EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster);
+  }
+  std::mt19937_64 rng(testing::test_seed() + 215);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[0], 28672, 4096, 128, false,
+                                DType::kBF16));
+  const GemmCase c = testing::gemm_case(w, DType::kBF16, 1, true, decode_options());
+  const auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.splits, plan.decode.splits);
+  // Not at 3-4 token tiles, where a pair at four stages would keep the plan from three
+  // (launch.cu): l3-70b.qkv at M = 32 (160 strips) runs 2 clustered splits at three stages.
+  problem.m = 32;
+  ASSERT_TRUE(PackedGeometry::make(10240, 8192, 4, 128, &problem.geometry).ok());
+  ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+  if (sms == 132) EXPECT_EQ(plan.decode.warp_stages, 3);
+}
+
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.
 TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_GPU();
