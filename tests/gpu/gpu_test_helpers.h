@@ -24,6 +24,17 @@ inline bool device_has_clusters() {
          major >= 9;
 }
 
+// The current device's SM count, or 0 when it cannot be read (the plan tests assert it is
+// positive before they use it).
+inline int device_sm_count() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 0;
+  }
+  return sms;
+}
+
 #define SF_SKIP_WITHOUT_GPU()                                              \
   do {                                                                     \
     if (!::sailfish::testing::has_cuda_device()) GTEST_SKIP() << "no CUDA device"; \

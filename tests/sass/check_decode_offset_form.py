@@ -17,46 +17,26 @@ also computes each slice's scale row).
 
 Usage: check_decode_offset_form.py --lib libsailfish.a [--cuobjdump PATH]
 """
-import re
 import sys
 
-from sass_tools import functions, instructions, library_sass, loops, opcode, report
+from sass_tools import (decode_warp_split_instances, instructions, library_sass, main_loops,
+                        opcode, report)
 
 kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
-kInstance = re.compile(
-    r"decode_warp_split_kernelI(13__nv_bfloat16|6__half)Li(\d+)ELi(\d+)ELb([01])ELi(\d+)E"
-    r"(?:Lb([01])E)?")
-
-
-def main_loops(insts, min_hmma):
-    """Innermost loops with at least min_hmma HMMA: lists of opcodes."""
-    chosen = []
-    for first, last in loops(insts):  # smallest first
-        ops = [opcode(t) for _, t in insts[first:last + 1]]
-        if ops.count("HMMA") < min_hmma:
-            continue
-        if any(first <= f and l <= last for f, l in chosen):
-            continue  # encloses a main loop already found
-        chosen.append((first, last))
-    return [[opcode(t) for _, t in insts[f:l + 1]] for f, l in chosen]
 
 
 def main():
     lib, sass = library_sass()
     checked, failures = 0, []
-    for name, body in functions(sass):
-        m = kInstance.search(name)
-        if not m:
-            continue
-        dtype = "f16" if m.group(1) == "6__half" else "bf16"
-        bits, tiles, zero = int(m.group(2)), int(m.group(3)), m.group(4) == "1"
+    for body, dtype, bits, tiles, zero, stages, stream_k in decode_warp_split_instances(sass):
         if tiles > 2:
             continue  # 3-4 token tiles scale per pair by design (no registers for scaled sums)
         checked += 1
-        label = f"{dtype} int{bits} tiles={tiles} zero_points={zero} stages={m.group(5)}"
-        if m.group(6) == "1":
+        label = f"{dtype} int{bits} tiles={tiles} zero_points={zero} stages={stages}"
+        if stream_k:
             label += " stream_k"
-        found = main_loops(instructions(body), 16 * tiles)
+        insts = instructions(body)
+        found = [[opcode(t) for _, t in insts[f:l + 1]] for f, l in main_loops(insts, 16 * tiles)]
         if not found:
             failures.append(f"{label}: no main loop with {16 * tiles} HMMA found")
             continue

@@ -109,3 +109,36 @@ def loops(insts):
             if target < a and target in index:
                 found.append((index[target], i))
     return sorted(found, key=lambda r: r[1] - r[0])
+
+
+# decode_warp_split_kernel<T, bits, tiles, zero points, stages[, stream_k]> in a mangled name:
+# groups 1 (type: 13__nv_bfloat16 or 6__half), 2 (bits), 3 (tiles), 4 (zero points, 0 or 1),
+# 5 (stages), 6 (Stream-K, 0 or 1, absent in older builds).
+DECODE_WARP_SPLIT_INSTANCE = re.compile(
+    r"decode_warp_split_kernelI(13__nv_bfloat16|6__half)Li(\d+)ELi(\d+)ELb([01])ELi(\d+)E"
+    r"(?:Lb([01])E)?")
+
+
+def main_loops(insts, min_hmma):
+    """(first, last) index of each innermost loop with at least min_hmma HMMA (the decode main
+    loops: a block is 16 HMMA per token tile); a loop that encloses one found is skipped."""
+    chosen = []
+    for first, last in loops(insts):  # smallest first
+        ops = [opcode(t) for _, t in insts[first:last + 1]]
+        if ops.count("HMMA") < min_hmma:
+            continue
+        if any(first <= f and l <= last for f, l in chosen):
+            continue
+        chosen.append((first, last))
+    return chosen
+
+
+def decode_warp_split_instances(sass):
+    """Yields (body, dtype, bits, tiles, zero_points, stages, stream_k) for each
+    decode_warp_split_kernel instance: dtype "bf16" or "f16", stream_k False where the build
+    predates it."""
+    for name, body in functions(sass):
+        m = DECODE_WARP_SPLIT_INSTANCE.search(name)
+        if m:
+            yield (body, "f16" if m.group(1) == "6__half" else "bf16", int(m.group(2)),
+                   int(m.group(3)), m.group(4) == "1", int(m.group(5)), m.group(6) == "1")
