@@ -110,11 +110,11 @@ struct Options {
   std::optional<bool> decode_stream_k;               // SAILFISH_DECODE_STREAM_K=0|1 (default 0)
   // Strips per Stream-K cluster instead of the plan's choice (1-8; tuning and tests).
   std::optional<int64_t> decode_stream_k_strips;     // SAILFISH_DECODE_STREAM_K_STRIPS
-  // Decode cluster epilogue, push form: the split CTAs send their sums to the cluster's first CTA,
-  // which alone adds and stores, instead of all meeting at two cluster barriers. Unset: where the
-  // cluster has 2 CTAs of 1-2 token tiles and its receive area leaves the grid's clusters resident
-  // at once (measured faster there, slower at 3-7 CTAs: docs/perf/decode.md, v21); 1: wherever a
-  // 1-2 token-tile cluster epilogue can hold the area; 0: never.
+  // Decode cluster epilogue, push form: each split CTA sends its sums of a fragment to the
+  // fragment's owner CTA, which adds and stores, instead of all meeting at two cluster barriers.
+  // Unset: wherever a 1-2 token-tile cluster's receive area leaves the grid's clusters resident at
+  // once (docs/CONFIG.md; docs/perf/decode.md, v21-v22); 1: wherever a 1-2 token-tile cluster
+  // epilogue can hold the area; 0: never.
   std::optional<bool> decode_cluster_push;           // SAILFISH_DECODE_CLUSTER_PUSH=0|1
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)
@@ -158,8 +158,8 @@ struct DecodePlan {
   int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3, 4 or 6)
   int stream_k_strips = 0;        // warp-split kernel: Stream-K strips per cluster of `splits`
                                   // CTAs (src/decode/config.h), 0 for the split grid
-  bool cluster_push = false;      // epilogue 3 by push: ranks send their sums to rank 0, which
-                                  // alone adds and stores (src/decode/config.h)
+  bool cluster_push = false;      // epilogue 3 by push: ranks send their sums of a fragment to
+                                  // its owner rank, which adds and stores (src/decode/config.h)
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;

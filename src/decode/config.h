@@ -360,8 +360,9 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 // The split depth for Epilogue::kCluster, or 0 for none (then kPartials keeps `splits`).
 // Host only. max_clusters(s) is how many clusters of s CTAs can be resident at once (the occupancy
 // query; a cluster must fit in one GPC, so on the H200 it is less than SMs x CTAs per SM / s).
-//   - keep_depth (a forced depth, or the multi-wave pair of multi_wave_split_pays, whose grid
-//     is several waves by design): `splits`, if a cluster of it can be scheduled at all;
+//   - keep_depth (a forced depth, or the pair of multi_wave_split_pays or one_wave_split_pays,
+//     whose grid is more than one wave by design): `splits`, if a cluster of it can be
+//     scheduled at all;
 //   - heuristic depth: `splits` if its clusters_needed (strips x M groups) clusters are all
 //     resident at once (one wave, as split_count intends). Otherwise the deepest shallower depth
 //     s whose clusters are, but only where the loads it leaves out of flight cost less than the

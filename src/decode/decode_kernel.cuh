@@ -59,7 +59,7 @@ struct DecodeParams {
   // cluster holds `splits` CTAs. 0 elsewhere.
   int32_t stream_k_strips;
   // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (config.h,
-  // kClusterPushMaxTiles; warp_split_kernel.cuh, cluster_push_and_store) when nonzero.
+  // kClusterPushMaxTiles; warp_split_epilogue.cuh, cluster_push_and_store) when nonzero.
   int32_t cluster_push;
 };
 

@@ -85,8 +85,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
-  // Two splits on a grid of several waves, or of one uneven wave (config.h).
-  bool multi_wave_pair = false;
+  // Two splits from a wave rule (config.h): a grid of several waves, or of one uneven wave.
+  bool wave_pair = false;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
@@ -100,11 +100,11 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
     // from the three-stage depth below (l3-70b.qkv at M = 32: s2/e3 at four stages 30.1 us,
     // at three 26.5).
     const int64_t tiles = g.n_blocks * d->m_groups;
-    multi_wave_pair =
+    wave_pair =
         d->splits == 1 &&
         (multi_wave_split_pays(tiles, g.k_blocks, slots) ||
          (d->token_tiles <= 2 && one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots)));
-    if (multi_wave_pair) d->splits = 2;
+    if (wave_pair) d->splits = 2;
   } else {
     d->splits = split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
   }
@@ -123,7 +123,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   if (!cluster_reduce || !d->warp_split || major < 9) return Status();
   Status first_error;  // of the occupancy queries; a failed query counts as no cluster
   const int cluster_splits =
-      cluster_split_count(d->splits, forced_splits.has_value() || multi_wave_pair,
+      cluster_split_count(d->splits, forced_splits.has_value() || wave_pair,
                           g.n_blocks * d->m_groups, static_cast<int64_t>(g.code_bytes()),
                           resident_clusters(p, *d, &first_error),
                           pair_fallback ? plan->sm_count : 0);
