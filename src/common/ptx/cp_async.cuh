@@ -48,6 +48,13 @@ __device__ __forceinline__ void cp_async_16_if_at(bool issue, uint32_t dst, cons
       : "memory");
 }
 
+// An arrival on the mbarrier at `bar` once every cp.async this thread issued before it has
+// landed (sm_80+). noinc: the arrival counts against the barrier's expected count, so a barrier
+// that 128 threads complete this way is initialized with 128.
+__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

@@ -1,10 +1,11 @@
 // wgmma (sm_90a): warpgroup-wide asynchronous tensor-core MMA, and the register-count handoff
 // between warp-specialized warpgroups.
 //
-// Only the form the prefill tier uses is wrapped: A (weights) from registers, B (activations) from
-// shared memory through a matrix descriptor, fp32 accumulators in registers. The per-width
-// wrappers are generated (wgmma_rs.inc, scripts/codegen/gen_wgmma_rs.py) because inline asm needs
-// one operand per accumulator register.
+// Two forms are wrapped, fp32 accumulators in registers and B (activations) from shared memory
+// through a matrix descriptor in both: A (weights) from registers (WgmmaRs, the prefill tier's),
+// and A from shared memory (WgmmaSs, measured against it by bench/wgmma_probe). The per-width
+// wrappers are generated (wgmma_rs.inc, wgmma_ss.inc; scripts/codegen/gen_wgmma.py) because
+// inline asm needs one operand per accumulator register.
 //
 // Ordering rules the callers follow (PTX ISA, "wgmma.mma_async"):
 //   - fence() before the first wgmma that reads registers written since the last fence (the A
@@ -28,9 +29,12 @@ namespace sailfish::gpu {
 
 template <typename T, int kN>
 struct WgmmaRs;
+template <typename T, int kN>
+struct WgmmaSs;
 
 #if SAILFISH_HAS_WGMMA
 #include "common/ptx/wgmma_rs.inc"
+#include "common/ptx/wgmma_ss.inc"
 
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
