@@ -15,16 +15,23 @@
 //   mma-dq  the decode tier's warp-split step: a warp converts a whole block (16 words a lane;
 //           offset form with a correction mma at 1-2 token tiles, subtract and scale per pair at
 //           4) and runs mma.sync.m16n8k16 for N / 8 token tiles, activations by ldmatrix.
-//   stream  rs-dq fed from global memory: each warpgroup streams its own blocks (2 KB of codes
-//           from a buffer of several GiB, cold), activation slices (N x 128 B from a 1 MB buffer
-//           that stays in L2) and a 128-byte scale row by bulk copies into an S-stage ring of its
-//           own, one thread issuing, "full" and "empty" mbarriers; with the weight or activation
-//           copies left out, to see which stream limits.
+//   stream  rs-dq fed from global memory: blocks of 2 KB of codes from a buffer of several GiB
+//           (cold), activation slices (N x 128 B) from a 1 MB buffer that stays in L2 and a
+//           128-byte scale row a block, through three pipeline layouts:
+//             stream   a ring per warpgroup, refilled by one thread's bulk copies (issue form 0),
+//                      by three lanes' (1), or by every thread's own cp.asyncs arriving on the
+//                      stage's "full" mbarrier (2; 3 = the same with the next block's shared
+//                      loads issued before the wgmma wait), optionally with the weight or
+//                      activation copies left out;
+//             stream2  form 2 with one or two k-blocks a stage (issue 11, 12);
+//             stream3  a producer warp and four consumer warpgroups on four strips of the same
+//                      k-range, sharing each stage's activations (the prefill tier's layout at
+//                      one CTA an SM), one or two k-blocks a stage (issue 21, 22).
 //
-// The question it answers (docs/perf/prefill.md, "the profile behind v4"): does a register-A
-// wgmma cost a fixed ~60 SM cycles whatever its width N? If so no RS-wgmma kernel can stream
-// int4 weights at the DRAM rate for N <= 64 (four wgmmas a block), and a decode kernel for M up
-// to 64 has to stay on mma.sync or move A through shared memory.
+// The question it was written for (docs/perf/prefill.md, "the profile behind v4"): does a
+// register-A wgmma cost a fixed ~60 SM cycles whatever its width N? If so no RS-wgmma kernel
+// could stream int4 weights at the DRAM rate for N <= 64 (four wgmmas a block). It does not
+// (perf/prefill.md, v13): the cost of the narrow tiles is in their pipeline's stages.
 //
 // One CTA per SM (its shared memory is sized to keep a second one off), W warpgroups a CTA; each
 // warp times its loop with clock64 (SM cycles, so the SM clock does not enter). Printed: SM
@@ -96,11 +103,12 @@ __host__ __device__ constexpr int regions_per_cta(Form f, int warpgroups) {
 }
 // The launch bound, so that ptxas gives each instance the registers its accumulators need:
 // 256-token wgmma holds 128 accumulators a thread (two warpgroups at most), 128-token 64 (three:
-// at four ptxas serialized the wgmmas), rs-dq and mma-dq at 8-16 tokens
-// runs up to 6 warpgroups (24 warps), everything else up to 4.
+// at four ptxas serialized the wgmmas); mma-dq at 8 tokens and rs-dq at 16 run up to 6
+// warpgroups (24 warps), everything else up to 4 (mma-dq at 16 tokens spilled 24 bytes in the 80
+// registers of 6).
 __host__ __device__ constexpr int max_threads(Form f, int n) {
   return f == Form::kMmaDequant || (f == Form::kRsDequant && n <= 32)
-             ? (n <= 16 ? 768 : 512)
+             ? (n <= (f == Form::kMmaDequant ? 8 : 16) ? 768 : 512)
              : n == 256 ? 256 : n == 128 ? 384 : 512;
 }
 
@@ -121,6 +129,34 @@ __device__ __forceinline__ uint4 load_shared_16(uint32_t address) {
   return v;
 }
 
+// The CTA's time, its slowest timed warp (lane 0 of each warp with `timed` reports), into
+// cycles[blockIdx.x]. Every thread of the CTA calls it.
+__device__ __forceinline__ void record_slowest(long long taken, bool timed, long long* cycles) {
+  __shared__ unsigned long long slowest;
+  if (threadIdx.x == 0) slowest = 0;
+  __syncthreads();
+  if (timed && threadIdx.x % 32 == 0) atomicMax(&slowest, static_cast<unsigned long long>(taken));
+  __syncthreads();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = static_cast<long long>(slowest);
+}
+
+#if SAILFISH_HAS_WGMMA
+// The end of a timed wgmma loop: drains the warp's wgmma groups and reads the clock. The
+// accumulators' sum is stored only if it hits a magic value, so none of them is dead code.
+template <int kRegs>
+__device__ __forceinline__ long long drain_and_stop(float (&acc)[kRegs], float* sink) {
+  gpu::wgmma_wait<0>();
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) gpu::fence_register(acc[r]);
+  const long long stop = clock64();
+  float result = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) result += acc[r];
+  if (result == 1234.5f) sink[0] = result;
+  return stop;
+}
+#endif
+
 // Converts one word into an A fragment: q - 8, exact, times a scale (one hmul2 a pair).
 __device__ __forceinline__ void word_to_scaled_fragment(uint32_t word, uint32_t (&frag)[4]) {
   gpu::Pair<bf16> v[4];
@@ -133,6 +169,23 @@ __device__ __forceinline__ void word_to_scaled_fragment(uint32_t word, uint32_t 
   frag[1] = gpu::pair_bits(v[2]);
   frag[2] = gpu::pair_bits(v[1]);
   frag[3] = gpu::pair_bits(v[3]);
+}
+
+// The four A fragments of one thread's 16-byte run (four words, four k16 slices): q - 8, exact,
+// times the scale of rows g (`scale`) and g + 8 (`scale8`), one hmul2 a pair.
+__device__ __forceinline__ void run_to_scaled_fragments(uint4 run, gpu::Pair<bf16> scale,
+                                                        gpu::Pair<bf16> scale8,
+                                                        uint32_t (&frag)[4][4]) {
+  const uint32_t words[4] = {run.x, run.y, run.z, run.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    gpu::Pair<bf16> q[4];
+    gpu::int4_word_to_pairs<bf16>(words[k], q);
+    frag[k][0] = gpu::pair_bits(__hmul2(q[0], scale));
+    frag[k][1] = gpu::pair_bits(__hmul2(q[2], scale8));
+    frag[k][2] = gpu::pair_bits(__hmul2(q[1], scale));
+    frag[k][3] = gpu::pair_bits(__hmul2(q[3], scale8));
+  }
 }
 
 template <Form kForm, int kN>
@@ -247,7 +300,9 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
 #pragma unroll
-      for (int r = 0; r < 4; ++r) frag_fixed[s][r] = kSmallBf16Pair | ((lane * 7 + s * 3 + r) & 0x3f);
+      for (int r = 0; r < 4; ++r) {
+        frag_fixed[s][r] = kSmallBf16Pair | ((lane * 7 + s * 3 + r) & 0x3f);
+      }
     }
     auto step = [&](int i, uint32_t(&frag)[4][4]) {
       if constexpr (kForm == Form::kRsDequant || kForm == Form::kSsDequant) {
@@ -287,26 +342,43 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
       step(i, frag_a);
       step(i + 1, frag_b);
     }
-    gpu::wgmma_wait<0>();
-#pragma unroll
-    for (int r = 0; r < kN / 2; ++r) gpu::fence_register(acc[r]);
-    stop = clock64();
-#pragma unroll
-    for (int r = 0; r < kN / 2; ++r) result += acc[r];
+    stop = drain_and_stop(acc, sink);
   }
-  // The CTA's time: its slowest warp.
-  __shared__ unsigned long long slowest;
-  if (threadIdx.x == 0) slowest = 0;
-  __syncthreads();
-  if (lane == 0) atomicMax(&slowest, static_cast<unsigned long long>(stop - start));
-  __syncthreads();
-  if (threadIdx.x == 0) cycles[blockIdx.x] = static_cast<long long>(slowest);
-  if (result == 1234.5f) sink[0] = result;  // keeps the accumulators alive
+  record_slowest(stop - start, true, cycles);
+  if (result == 1234.5f) sink[0] = result;  // keeps the mma-dq accumulators alive
 #else
   __trap();
 #endif
 }
 
+
+// Launches kernel(args...) twice on one CTA an SM (the first pass warms the clocks and the
+// instruction cache) and returns the median over the SMs of the second pass's CTA cycles.
+template <typename Kernel, typename... Args>
+double median_cta_cycles(Kernel kernel, int threads, int shared, int sm_count,
+                         const long long* cycles_device, Args... args) {
+  shared = std::max(shared, kMinSharedBytes);
+  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+  for (int pass = 0; pass < 2; ++pass) {
+    kernel<<<sm_count, threads, shared>>>(args...);
+    PROBE_CHECK(cudaGetLastError());
+    PROBE_CHECK(cudaDeviceSynchronize());
+  }
+  std::vector<long long> cycles(sm_count);
+  PROBE_CHECK(cudaMemcpy(cycles.data(), cycles_device, sm_count * sizeof(long long),
+                         cudaMemcpyDeviceToHost));
+  std::sort(cycles.begin(), cycles.end());
+  return static_cast<double>(cycles[sm_count / 2]);
+}
+
+// Whether `threads` threads of `kernel` fit its launch bound and the register file.
+template <typename Kernel>
+bool fits_registers(Kernel kernel, int threads, int max_threads, int* registers = nullptr) {
+  cudaFuncAttributes attributes{};
+  PROBE_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (registers != nullptr) *registers = attributes.numRegs;
+  return threads <= max_threads && attributes.numRegs * threads <= 65536;
+}
 
 // The stream form (see the top): warpgroup-private rings fed by bulk copies.
 struct StreamArgs {
@@ -427,16 +499,7 @@ __global__ void __launch_bounds__(stream_max_threads<kN>(), 1)
     const uint4 v = *reinterpret_cast<const uint4*>(stage + b_tile_bytes(kN) + wg_thread * 16);
     const bf16* scales = reinterpret_cast<const bf16*>(stage + b_tile_bytes(kN) + kBlockBytes);
     const gpu::Pair<bf16> scale(scales[row], scales[row]), scale8(scales[row + 8], scales[row + 8]);
-    const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      gpu::Pair<bf16> p[4];
-      gpu::int4_word_to_pairs<bf16>(words[k], p);
-      frag[k][0] = gpu::pair_bits(__hmul2(p[0], scale));
-      frag[k][1] = gpu::pair_bits(__hmul2(p[2], scale8));
-      frag[k][2] = gpu::pair_bits(__hmul2(p[1], scale));
-      frag[k][3] = gpu::pair_bits(__hmul2(p[3], scale8));
-    }
+    run_to_scaled_fragments(v, scale, scale8, frag);
     const uint64_t desc_b = gpu::smem_descriptor_k_major_sw128(ring + s * kStage);
     gpu::wgmma_fence();
 #pragma unroll
@@ -475,16 +538,7 @@ __global__ void __launch_bounds__(stream_max_threads<kN>(), 1)
     const uint4 v = next_run;
     const gpu::Pair<bf16> both = gpu::bits_as_pair<gpu::Pair<bf16>>(next_scales);
     const gpu::Pair<bf16> scale = __low2bfloat162(both), scale8 = __high2bfloat162(both);
-    const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      gpu::Pair<bf16> q[4];
-      gpu::int4_word_to_pairs<bf16>(words[k], q);
-      frag[k][0] = gpu::pair_bits(__hmul2(q[0], scale));
-      frag[k][1] = gpu::pair_bits(__hmul2(q[2], scale8));
-      frag[k][2] = gpu::pair_bits(__hmul2(q[1], scale));
-      frag[k][3] = gpu::pair_bits(__hmul2(q[3], scale8));
-    }
+    run_to_scaled_fragments(v, scale, scale8, frag);
     const uint64_t desc_b = gpu::smem_descriptor_k_major_sw128(ring + s * kStage);
     gpu::wgmma_fence();
 #pragma unroll
@@ -517,20 +571,8 @@ __global__ void __launch_bounds__(stream_max_threads<kN>(), 1)
       step(i + 1, frag_b);
     }
   }
-  gpu::wgmma_wait<0>();
-#pragma unroll
-  for (int r = 0; r < kN / 2; ++r) gpu::fence_register(acc[r]);
-  const long long stop = clock64();
-  float result = 0.0f;
-#pragma unroll
-  for (int r = 0; r < kN / 2; ++r) result += acc[r];
-  __shared__ unsigned long long slowest;
-  if (threadIdx.x == 0) slowest = 0;
-  __syncthreads();
-  if (lane == 0) atomicMax(&slowest, static_cast<unsigned long long>(stop - start));
-  __syncthreads();
-  if (threadIdx.x == 0) a.cycles[blockIdx.x] = static_cast<long long>(slowest);
-  if (result == 1234.5f) a.sink[0] = result;
+  const long long stop = drain_and_stop(acc, a.sink);
+  record_slowest(stop - start, true, a.cycles);
 #else
   __trap();
 #endif
@@ -554,31 +596,18 @@ __global__ void fill_words(uint32_t* data, size_t words, uint32_t seed, bool sma
 // (1.6 GB at 1024 blocks), read once per launch, so the weights come from DRAM.
 template <int kN>
 StreamRow measure_stream(int warpgroups, int stages, int copy_weights, int copy_activations,
-                         int issue_form, int sm_count, const uint8_t* codes, const uint8_t* activations,
+                         int issue_form, int sm_count, const uint8_t* codes,
+                         const uint8_t* activations,
                          const uint8_t* scales, int blocks, float* sink, long long* cycles) {
   StreamRow row{kN, warpgroups, stages, copy_weights, copy_activations, issue_form};
   const int shared = warpgroups * stages * (stream_stage_bytes<kN>() + 16) + 1024;
   if (shared > 227 * 1024) return row;
-  auto kernel = stream_kernel<kN>;
-  cudaFuncAttributes attributes{};
-  PROBE_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  if (128 * warpgroups > stream_max_threads<kN>() ||
-      attributes.numRegs * 128 * warpgroups > 65536) {
-    return row;
-  }
-  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   std::max(shared, kMinSharedBytes)));
-  StreamArgs args{codes,  activations,      scales,     blocks, stages,
-                  copy_weights, copy_activations, issue_form, sink,   cycles};
-  for (int pass = 0; pass < 2; ++pass) {
-    kernel<<<sm_count, 128 * warpgroups, std::max(shared, kMinSharedBytes)>>>(args);
-    PROBE_CHECK(cudaGetLastError());
-    PROBE_CHECK(cudaDeviceSynchronize());
-  }
-  std::vector<long long> c(sm_count);
-  PROBE_CHECK(cudaMemcpy(c.data(), cycles, sm_count * sizeof(long long), cudaMemcpyDeviceToHost));
-  std::sort(c.begin(), c.end());
-  row.cycles_per_block = static_cast<double>(c[sm_count / 2]) / blocks / warpgroups;
+  if (!fits_registers(stream_kernel<kN>, 128 * warpgroups, stream_max_threads<kN>())) return row;
+  const StreamArgs args{codes,  activations,      scales,     blocks, stages,
+                        copy_weights, copy_activations, issue_form, sink,   cycles};
+  row.cycles_per_block =
+      median_cta_cycles(stream_kernel<kN>, 128 * warpgroups, shared, sm_count, cycles, args) /
+      blocks / warpgroups;
   return row;
 }
 
@@ -639,7 +668,8 @@ __global__ void __launch_bounds__(stream2_max_threads<kN, kBlocks>(), 1)
       }
     }
     if (wg_thread < 8) {
-      gpu::cp_async_16(stage + kScales + wg_thread * 16, a.scales + (step % 64) * 128 + wg_thread * 16);
+      gpu::cp_async_16(stage + kScales + wg_thread * 16,
+                       a.scales + (step % 64) * 128 + wg_thread * 16);
     }
     gpu::cp_async_arrive_noinc(full_bar(s));
   };
@@ -658,16 +688,7 @@ __global__ void __launch_bounds__(stream2_max_threads<kN, kBlocks>(), 1)
     for (int b = 0; b < kBlocks; ++b) {
       const uint4 v = *reinterpret_cast<const uint4*>(stage + kCodes + b * kBlockBytes +
                                                       wg_thread * 16);
-      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        gpu::Pair<bf16> q[4];
-        gpu::int4_word_to_pairs<bf16>(words[k], q);
-        frag[b][k][0] = gpu::pair_bits(__hmul2(q[0], scale));
-        frag[b][k][1] = gpu::pair_bits(__hmul2(q[2], scale8));
-        frag[b][k][2] = gpu::pair_bits(__hmul2(q[1], scale));
-        frag[b][k][3] = gpu::pair_bits(__hmul2(q[3], scale8));
-      }
+      run_to_scaled_fragments(v, scale, scale8, frag[b]);
     }
     gpu::wgmma_fence();
 #pragma unroll
@@ -694,20 +715,8 @@ __global__ void __launch_bounds__(stream2_max_threads<kN, kBlocks>(), 1)
     step(i, frag_a);
     step(i + 1, frag_b);
   }
-  gpu::wgmma_wait<0>();
-#pragma unroll
-  for (int r = 0; r < kN / 2; ++r) gpu::fence_register(acc[r]);
-  const long long stop = clock64();
-  float result = 0.0f;
-#pragma unroll
-  for (int r = 0; r < kN / 2; ++r) result += acc[r];
-  __shared__ unsigned long long slowest;
-  if (threadIdx.x == 0) slowest = 0;
-  __syncthreads();
-  if (lane == 0) atomicMax(&slowest, static_cast<unsigned long long>(stop - start));
-  __syncthreads();
-  if (threadIdx.x == 0) a.cycles[blockIdx.x] = static_cast<long long>(slowest);
-  if (result == 1234.5f) a.sink[0] = result;
+  const long long stop = drain_and_stop(acc, a.sink);
+  record_slowest(stop - start, true, a.cycles);
 #else
   __trap();
 #endif
@@ -721,24 +730,11 @@ StreamRow measure_stream2(int warpgroups, int stages, int sm_count, const uint8_
   const int shared = warpgroups * stages * (stream2_stage_bytes<kN, kBlocks>() + 8) + 1024;
   if (shared > 227 * 1024) return row;
   auto kernel = stream2_kernel<kN, kBlocks>;
-  cudaFuncAttributes attributes{};
-  PROBE_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  if (128 * warpgroups > stream2_max_threads<kN, kBlocks>() ||
-      attributes.numRegs * 128 * warpgroups > 65536) {
-    return row;
-  }
-  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   std::max(shared, kMinSharedBytes)));
-  StreamArgs args{codes, activations, scales, blocks, stages, 1, 1, 2, sink, cycles};
-  for (int pass = 0; pass < 2; ++pass) {
-    kernel<<<sm_count, 128 * warpgroups, std::max(shared, kMinSharedBytes)>>>(args);
-    PROBE_CHECK(cudaGetLastError());
-    PROBE_CHECK(cudaDeviceSynchronize());
-  }
-  std::vector<long long> c(sm_count);
-  PROBE_CHECK(cudaMemcpy(c.data(), cycles, sm_count * sizeof(long long), cudaMemcpyDeviceToHost));
-  std::sort(c.begin(), c.end());
-  row.cycles_per_block = static_cast<double>(c[sm_count / 2]) / blocks / warpgroups;
+  if (!fits_registers(kernel, 128 * warpgroups, stream2_max_threads<kN, kBlocks>())) return row;
+  const StreamArgs args{codes, activations, scales, blocks, stages, 1, 1, 2, sink, cycles};
+  row.cycles_per_block =
+      median_cta_cycles(kernel, 128 * warpgroups, shared, sm_count, cycles, args) / blocks /
+      warpgroups;
   return row;
 }
 
@@ -827,16 +823,7 @@ __global__ void __launch_bounds__(128 * kStream3Consumers + 32, 1)
           scale8(scales[row + 8], scales[row + 8]);
       const uint4 v = *reinterpret_cast<const uint4*>(
           stage_ptr + kCodes + (warpgroup * kBlocks + b) * kBlockBytes + wg_thread * 16);
-      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        gpu::Pair<bf16> q[4];
-        gpu::int4_word_to_pairs<bf16>(words[k], q);
-        frag[k][0] = gpu::pair_bits(__hmul2(q[0], scale));
-        frag[k][1] = gpu::pair_bits(__hmul2(q[2], scale8));
-        frag[k][2] = gpu::pair_bits(__hmul2(q[1], scale));
-        frag[k][3] = gpu::pair_bits(__hmul2(q[3], scale8));
-      }
+      run_to_scaled_fragments(v, scale, scale8, frag);
       const uint64_t desc_b = gpu::smem_descriptor_k_major_sw128(stage + b * b_tile_bytes(kN));
       gpu::wgmma_fence();
 #pragma unroll
@@ -870,23 +857,9 @@ __global__ void __launch_bounds__(128 * kStream3Consumers + 32, 1)
         stage_step(frag_b, frag_a);
       }
     }
-    gpu::wgmma_wait<0>();
-#pragma unroll
-    for (int r = 0; r < kN / 2; ++r) gpu::fence_register(acc[r]);
-    stop = clock64();
-    float result = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kN / 2; ++r) result += acc[r];
-    if (result == 1234.5f) a.sink[0] = result;
+    stop = drain_and_stop(acc, a.sink);
   }
-  __shared__ unsigned long long slowest;
-  if (threadIdx.x == 0) slowest = 0;
-  __syncthreads();
-  if (lane == 0 && warpgroup < kStream3Consumers) {
-    atomicMax(&slowest, static_cast<unsigned long long>(stop - start));
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) a.cycles[blockIdx.x] = static_cast<long long>(slowest);
+  record_slowest(stop - start, warpgroup < kStream3Consumers, a.cycles);  // consumers only
 #else
   __trap();
 #endif
@@ -899,19 +872,11 @@ StreamRow measure_stream3(int stages, int sm_count, const uint8_t* codes,
   StreamRow row{kN, kStream3Consumers, stages, 1, 1, 20 + kBlocks};
   const int shared = stages * (stream3_stage_bytes<kN, kBlocks>() + 16) + 1024;
   if (shared > 227 * 1024) return row;
-  auto kernel = stream3_kernel<kN, kBlocks>;
-  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   std::max(shared, kMinSharedBytes)));
-  StreamArgs args{codes, activations, scales, blocks, stages, 1, 1, 0, sink, cycles};
-  for (int pass = 0; pass < 2; ++pass) {
-    kernel<<<sm_count, 128 * kStream3Consumers + 32, std::max(shared, kMinSharedBytes)>>>(args);
-    PROBE_CHECK(cudaGetLastError());
-    PROBE_CHECK(cudaDeviceSynchronize());
-  }
-  std::vector<long long> c(sm_count);
-  PROBE_CHECK(cudaMemcpy(c.data(), cycles, sm_count * sizeof(long long), cudaMemcpyDeviceToHost));
-  std::sort(c.begin(), c.end());
-  row.cycles_per_block = static_cast<double>(c[sm_count / 2]) / blocks / kStream3Consumers;
+  const StreamArgs args{codes, activations, scales, blocks, stages, 1, 1, 0, sink, cycles};
+  row.cycles_per_block = median_cta_cycles(stream3_kernel<kN, kBlocks>,
+                                           128 * kStream3Consumers + 32, shared, sm_count,
+                                           cycles, args) /
+                         blocks / kStream3Consumers;
   return row;
 }
 
@@ -927,34 +892,21 @@ template <Form kForm, int kN>
 Row measure(int warpgroups, int sm_count, float* sink, long long* cycles_device) {
   Row row{kForm, kN, warpgroups};
   auto kernel = probe_kernel<kForm, kN>;
-  cudaFuncAttributes attributes{};
-  PROBE_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  row.registers = attributes.numRegs;
   const int threads = 128 * warpgroups;
-  if (attributes.numRegs * threads > 65536) {
+  if (!fits_registers(kernel, threads, max_threads(kForm, kN), &row.registers)) {
     row.skipped = "registers";
     return row;
   }
-  const int shared = std::max(kMinSharedBytes,
-                              regions_per_cta(kForm, warpgroups) * region_bytes(kForm, kN) + 1024);
+  const int shared = regions_per_cta(kForm, warpgroups) * region_bytes(kForm, kN) + 1024;
   if (shared > 227 * 1024) {
     row.skipped = "shared memory";
     return row;
   }
-  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
   constexpr int kIterations = 4096;
-  for (int pass = 0; pass < 2; ++pass) {  // the first warms the clocks and the instruction cache
-    kernel<<<sm_count, threads, shared>>>(kIterations, sink, cycles_device);
-    PROBE_CHECK(cudaGetLastError());
-    PROBE_CHECK(cudaDeviceSynchronize());
-  }
-  std::vector<long long> cycles(sm_count);
-  PROBE_CHECK(cudaMemcpy(cycles.data(), cycles_device, sm_count * sizeof(long long),
-                         cudaMemcpyDeviceToHost));
-  std::sort(cycles.begin(), cycles.end());
-  const double median = static_cast<double>(cycles[sm_count / 2]);
   const int blocks_per_iteration = regions_per_cta(kForm, warpgroups);
-  row.cycles_per_block = median / kIterations / blocks_per_iteration;
+  row.cycles_per_block = median_cta_cycles(kernel, threads, shared, sm_count, cycles_device,
+                                           kIterations, sink, cycles_device) /
+                         kIterations / blocks_per_iteration;
   return row;
 }
 
@@ -1047,10 +999,10 @@ int main() {
     stream(n32, 6, 4, 1, 1, form);
     stream(n32, 4, 4, 0, 0, form);
   }
-  std::printf("%s, %d SMs. SM cycles per 64 x 64 block (all of one SM's blocks of an iteration);\n"
-              "122 = what 4.4 TB/s of int4 weights needs at 1.98 GHz. 'units' = warpgroups (wgmma)\n"
-              "or warps (mma-dq) per SM; tensor%% = the block's FMAs over 2048 a cycle (dense bf16\n"
-              "peak per SM).\n",
+  std::printf("%s, %d SMs. SM cycles per 64 x 64 block (all of one SM's blocks of an\n"
+              "iteration); 122 = what 4.4 TB/s of int4 weights needs at 1.98 GHz. 'units' =\n"
+              "warpgroups (wgmma) or warps (mma-dq) per SM; tensor%% = the block's FMAs over 2048\n"
+              "a cycle (dense bf16 peak per SM).\n",
               prop.name, sms);
   std::printf("%-7s %4s %6s %5s %12s %9s %8s\n", "form", "N", "units", "regs", "cyc/block",
               "x122", "tensor%");
@@ -1067,9 +1019,9 @@ int main() {
   }
   std::printf("\nstream: warpgroup rings fed by bulk copies (weights cold from DRAM, activations\n"
               "from L2); cycles per block per SM; 'w a' = weight and activation copies issued;\n"
-              "issue 11 and 12 = stream2, one or two blocks a stage (issue form 2); 21 and 22 =\n"
-              "stream3 (a producer warp, 4 consumer warpgroups sharing the activations), one or two\n"
-              "blocks a stage.\n");
+              "issue 11 and 12 = stream2, one or two blocks a stage (issue form 2); 21 and 22\n"
+              "= stream3 (a producer warp, 4 consumer warpgroups sharing the activations), one or\n"
+              "two blocks a stage.\n");
   std::printf("%5s %4s %4s %7s %4s %12s %9s\n", "issue", "N", "wg", "stages", "w a", "cyc/block",
               "x122");
   for (const StreamRow& r : stream_rows) {
