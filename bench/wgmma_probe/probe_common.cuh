@@ -53,6 +53,23 @@ __device__ __forceinline__ uint4 load_shared_16(uint32_t address) {
   return v;
 }
 
+// The dynamic shared memory from its first 1024-byte boundary (the 128-byte swizzle of wgmma's
+// operand tiles needs it; the dynamic base is only 16-byte aligned): the pointer, and its
+// shared-window address in *address. Every kernel asks 1024 bytes more than it uses for this.
+__device__ __forceinline__ uint8_t* aligned_shared(uint8_t* smem_raw, uint32_t* address) {
+  const uint32_t raw = gpu::shared_address(smem_raw);
+  *address = (raw + 1023u) & ~1023u;
+  return smem_raw + (*address - raw);
+}
+
+// Fills `bytes` of shared memory with pairs of small finite bf16 values (every thread of the
+// CTA takes part), so that no operand a copy leaves untouched holds NaN or Inf.
+__device__ __forceinline__ void fill_small_pairs(uint8_t* smem, int bytes) {
+  for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x) {
+    reinterpret_cast<uint32_t*>(smem)[i] = kSmallBf16Pair | (hash32(i) & 0x007f007fu);
+  }
+}
+
 // The CTA's time, its slowest timed warp (lane 0 of each warp with `timed` reports), into
 // cycles[blockIdx.x]. Every thread of the CTA calls it.
 __device__ __forceinline__ void record_slowest(long long taken, bool timed, long long* cycles) {

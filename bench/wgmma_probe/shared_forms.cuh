@@ -50,9 +50,8 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
     probe_kernel(int iterations, float* sink, long long* cycles) {
 #if SAILFISH_HAS_WGMMA
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  const uint32_t raw = gpu::shared_address(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  uint8_t* const smem = smem_raw + (base - raw);
+  uint32_t base = 0;
+  uint8_t* const smem = aligned_shared(smem_raw, &base);
   const int warpgroups = blockDim.x / 128;
   const int regions = regions_per_cta(kForm, warpgroups);
   constexpr int kRegion = region_bytes(kForm, kN);

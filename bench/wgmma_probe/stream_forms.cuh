@@ -46,9 +46,8 @@ __global__ void __launch_bounds__(stream_max_threads<kN>(), 1)
     stream_kernel(const __grid_constant__ StreamArgs a) {
 #if SAILFISH_HAS_WGMMA
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  const uint32_t raw = gpu::shared_address(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  uint8_t* const smem = smem_raw + (base - raw);
+  uint32_t base = 0;
+  uint8_t* const smem = aligned_shared(smem_raw, &base);
   constexpr int kStage = stream_stage_bytes<kN>();
   const int warpgroup = threadIdx.x / 128, wg_thread = threadIdx.x % 128, lane = threadIdx.x % 32;
   const int stages = a.stages;
@@ -59,9 +58,7 @@ __global__ void __launch_bounds__(stream_max_threads<kN>(), 1)
   auto full_bar = [&](int s) { return barriers + 16u * s; };
   auto empty_bar = [&](int s) { return barriers + 16u * s + 8u; };
   // Stages hold finite data before any copy lands (left-out copies leave them as they are).
-  for (int i = threadIdx.x; i < warpgroups * stages * kStage / 4; i += blockDim.x) {
-    reinterpret_cast<uint32_t*>(smem)[i] = kSmallBf16Pair | (hash32(i) & 0x007f007fu);
-  }
+  fill_small_pairs(smem, warpgroups * stages * kStage);
   const bool per_thread = a.issue_form >= 2;
   if (wg_thread == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -261,9 +258,8 @@ __global__ void __launch_bounds__(stream2_max_threads<kN, kBlocks>(), 1)
     stream2_kernel(const __grid_constant__ StreamArgs a) {
 #if SAILFISH_HAS_WGMMA
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  const uint32_t raw = gpu::shared_address(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  uint8_t* const smem = smem_raw + (base - raw);
+  uint32_t base = 0;
+  uint8_t* const smem = aligned_shared(smem_raw, &base);
   constexpr int kStage = stream2_stage_bytes<kN, kBlocks>();
   constexpr int kCodes = kBlocks * b_tile_bytes(kN);        // offset of the codes in a stage
   constexpr int kScales = kCodes + kBlocks * kBlockBytes;  // offset of the scale row
@@ -274,9 +270,7 @@ __global__ void __launch_bounds__(stream2_max_threads<kN, kBlocks>(), 1)
   uint8_t* const ring_ptr = smem + warpgroup * stages * kStage;
   const uint32_t barriers = base + warpgroups * stages * kStage + warpgroup * stages * 8;
   auto full_bar = [&](int s) { return barriers + 8u * s; };
-  for (int i = threadIdx.x; i < warpgroups * stages * kStage / 4; i += blockDim.x) {
-    reinterpret_cast<uint32_t*>(smem)[i] = kSmallBf16Pair | (hash32(i) & 0x007f007fu);
-  }
+  fill_small_pairs(smem, warpgroups * stages * kStage);
   if (wg_thread == 0) {
     for (int s = 0; s < stages; ++s) gpu::mbarrier_init(full_bar(s), 128);
     gpu::fence_barrier_init();
@@ -388,9 +382,8 @@ __global__ void __launch_bounds__(128 * kStream3Consumers + 32, 1)
     stream3_kernel(const __grid_constant__ StreamArgs a) {
 #if SAILFISH_HAS_WGMMA
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  const uint32_t raw = gpu::shared_address(smem_raw);
-  const uint32_t base = (raw + 1023u) & ~1023u;
-  uint8_t* const smem = smem_raw + (base - raw);
+  uint32_t base = 0;
+  uint8_t* const smem = aligned_shared(smem_raw, &base);
   constexpr int kStage = stream3_stage_bytes<kN, kBlocks>();
   constexpr int kCodes = kBlocks * b_tile_bytes(kN);
   constexpr int kScales = kCodes + kStream3Consumers * kBlocks * kBlockBytes;
@@ -398,9 +391,7 @@ __global__ void __launch_bounds__(128 * kStream3Consumers + 32, 1)
   const uint32_t barriers = base + stages * kStage;
   auto full_bar = [&](int s) { return barriers + 16u * s; };
   auto empty_bar = [&](int s) { return barriers + 16u * s + 8u; };
-  for (int i = threadIdx.x; i < stages * kStage / 4; i += blockDim.x) {
-    reinterpret_cast<uint32_t*>(smem)[i] = kSmallBf16Pair | (hash32(i) & 0x007f007fu);
-  }
+  fill_small_pairs(smem, stages * kStage);
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       gpu::mbarrier_init(full_bar(s), 1);
