@@ -41,12 +41,13 @@ SF_HOST_DEVICE constexpr int cta_threads(int tokens) {
 }
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters = 232;
+constexpr int kWideTokens = 128;  // any width with one CTA an SM, the layout those budgets serve
 // setmaxnreg trades only the registers a CTA was launched with: ptxas gives each thread
 // 64K / threads rounded down to 8 (168 at 384), and setmaxnreg.inc (USETMAXREG.TRY_ALLOC) spins
 // until the CTA's own warps have released enough. Budgets above that pool hang the kernel
 // (prefill v14: four consumers asking 112 at 640 threads never started).
 static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <=
-                  (1 + kConsumers) * (65536 / (128 * (1 + kConsumers)) / 8 * 8),
+                  cta_threads(kWideTokens) / 128 * (65536 / cta_threads(kWideTokens) / 8 * 8),
               "the setmaxnreg budgets exceed the registers the CTA is launched with");
 // wgmma fragment sets the consumers rotate (prefill_kernel.cuh): 3 keep two blocks' groups in
 // flight while the next block is dequantized. Two CTAs per SM keep 2 (one group in flight): with
