@@ -161,6 +161,10 @@ std::string launch_summary(const Plan& p) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,
                   f.splits, f.stages, f.grid);
+    if (f.stream_k) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " stream_k=1");
+    }
   } else {
     std::snprintf(text, sizeof(text), "chunk_rows=%lld",
                   static_cast<long long>(p.dense_chunk_rows));

@@ -123,6 +123,10 @@ struct Options {
   std::optional<int64_t> prefill_stages;             // SAILFISH_PREFILL_STAGES (default: auto)
   std::optional<int64_t> prefill_tokens;             // SAILFISH_PREFILL_TOKENS: 16, 32, 64, 128
                                                      // or 256 (default: cost model)
+  // Prefill Stream-K grid (src/prefill/stream_k.h): the tiles' k-blocks split evenly over the
+  // persistent CTAs, shared tiles summed by a fixup kernel. Unset: where the cost model prefers
+  // it (one m tile only); 1: always (not with prefill_splits); 0: never.
+  std::optional<bool> prefill_stream_k;              // SAILFISH_PREFILL_STREAM_K=0|1
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -171,6 +175,7 @@ struct PrefillPlan {
   int n_tiles = 0;                // 128-row weight tiles
   int m_tiles = 0;                // token tiles
   int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)
+  bool stream_k = false;          // Stream-K grid (splits 1; shared tiles through the fixup)
   int stages = 0;                 // pipeline depth
   int grid = 0;                   // persistent CTAs
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A

@@ -180,7 +180,8 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     SF_RETURN_IF_ERROR(decode::plan_decode(choices, &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,
-                                              resolved.prefill_stages, &p));
+                                              resolved.prefill_stages,
+                                              resolved.prefill_stream_k, &p));
   } else {
     plan_dense(resolved, &p);
   }

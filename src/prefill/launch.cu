@@ -1,5 +1,5 @@
 // Prefill tier host side: plan-time configuration (token width, tiles, split depth, workspace)
-// and the launch sequence prep -> main -> reduce.
+// and the launch sequence prep -> main -> reduce (split grid) or fixup (Stream-K).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -13,6 +13,8 @@
 #include "prefill/kernel_instances.h"
 #include "prefill/launch.h"
 #include "prefill/reduce_kernel.cuh"
+#include "prefill/stream_k.h"
+#include "prefill/stream_k_fixup_kernel.cuh"
 #include "prefill/tensor_map.h"
 
 namespace sailfish::prefill {
@@ -48,7 +50,8 @@ Status prefill_available(int device) {
 }
 
 Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t> forced_splits,
-                    std::optional<int64_t> forced_stages, Plan* plan) {
+                    std::optional<int64_t> forced_stages, std::optional<bool> forced_stream_k,
+                    Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
@@ -71,11 +74,34 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
                        ") for this tier; use tier dense");
   }
   f.m_tiles = static_cast<int>(m_tiles);
+  if (forced_splits.has_value() && forced_stream_k.value_or(false)) {
+    return invalid_argument("prefill_splits (", *forced_splits,
+                            ") and prefill_stream_k = 1 both set; a Stream-K grid has no split "
+                            "depth: set one of them");
+  }
   f.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
                  : choice.splits;
-  f.grid = static_cast<int>(
-      std::min<int64_t>(tiles * f.splits, int64_t(plan->sm_count) * ctas_per_sm(f.tokens)));
+  const int64_t iterations = tiles * g.k_blocks;
+  if (forced_stream_k.value_or(false) && iterations > std::numeric_limits<int32_t>::max()) {
+    return unsupported("prefill_stream_k = 1: ", tiles, " tiles of ", g.k_blocks,
+                       " k-blocks overflow the Stream-K kernel's 32-bit cursors; use the split "
+                       "grid (prefill_stream_k = 0)");
+  }
+  // Stream-K where forced, or where the cost model prefers it to the split grid it chose;
+  // never with a forced split depth (stream_k.h).
+  f.stream_k = forced_stream_k.has_value()
+                   ? *forced_stream_k
+                   : !forced_splits.has_value() &&
+                         prefer_stream_k(f.n_tiles, m, g.n_pad, g.k_blocks, plan->sm_count,
+                                         TileChoice{f.tokens, f.splits});
+  if (f.stream_k) {
+    f.splits = 1;
+    f.grid = stream_k_grid(iterations, plan->sm_count, f.tokens);
+  } else {
+    f.grid = static_cast<int>(
+        std::min<int64_t>(tiles * f.splits, int64_t(plan->sm_count) * ctas_per_sm(f.tokens)));
+  }
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   const int deepest = max_stages(g.bits, f.tokens, zero_points);
   if (forced_stages.has_value() && (*forced_stages < kMinStages || *forced_stages > deepest)) {
@@ -91,7 +117,11 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   f.activation_offset = offset;
   if (f.copy_activations) offset = align_up(offset + size_t(p.m) * g.k_pad * 2, 256);
   f.partials_offset = offset;
-  if (f.splits > 1) {
+  if (f.stream_k) {
+    offset = align_up(offset + size_t(stream_k_slots(f.grid)) *
+                                   size_t(stream_k_slot_floats(f.tokens)) * 4,
+                      256);
+  } else if (f.splits > 1) {
     offset = align_up(offset + size_t(f.splits) * g.n_pad * size_t(f.m_tiles) * f.tokens * 4, 256);
   }
   plan->prefill = f;
@@ -138,7 +168,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.zero_shift = zero.shifts;
   params.zero_fold = zero.folds;
   params.y = args.y;
-  params.bias = f.splits == 1 ? args.bias : nullptr;
+  params.bias = f.splits == 1 ? args.bias : nullptr;  // Stream-K plans have one split
   params.partials = reinterpret_cast<float*>(ws + f.partials_offset);
   params.m = static_cast<int>(p.m);
   params.n = static_cast<int>(g.n);
@@ -152,12 +182,33 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.m_tiles = f.m_tiles;
   params.splits = f.splits;
   params.stages = f.stages;
-  params.epilogue = f.splits == 1 ? PrefillEpilogue::kStore : PrefillEpilogue::kPartials;
+  params.epilogue = f.stream_k      ? PrefillEpilogue::kStreamK
+                    : f.splits == 1 ? PrefillEpilogue::kStore
+                                    : PrefillEpilogue::kPartials;
   const Status launched =
       g.bits == 4 ? launch_main_kernel<T, 4>(act_map, params, f.tokens, f.grid, pdl, stream)
                   : launch_main_kernel<T, 8>(act_map, params, f.tokens, f.grid, pdl, stream);
   SF_RETURN_IF_ERROR(launched);
-  if (f.splits > 1) {
+  if (f.stream_k) {
+    FixupParams fixup;
+    fixup.partials = params.partials;
+    fixup.n_tiles = f.n_tiles;
+    fixup.m_tiles = f.m_tiles;
+    fixup.k_blocks = params.k_blocks;
+    fixup.grid = f.grid;
+    fixup.tokens = f.tokens;
+    fixup.m = params.m;
+    fixup.n = params.n;
+    fixup.bias = args.bias;
+    fixup.y = args.y;
+    // One CTA's run shares no tile (it covers them all).
+    if (f.grid > 1) {
+      SF_RETURN_IF_ERROR(gpu::launch(stream_k_fixup_kernel<T>,
+                                     dim3(f.grid - 1, fixup_chunks(f.tokens)),
+                                     dim3(kFixupThreads), 0, stream, pdl,
+                                     "prefill stream_k_fixup_kernel launch", fixup));
+    }
+  } else if (f.splits > 1) {
     ReduceParams reduce;
     reduce.partials = params.partials;
     reduce.splits = f.splits;

@@ -1,8 +1,8 @@
 // Prefill tier kernel: persistent, warp-specialized wgmma + TMA on the packed format (config.h).
 //
-// CTA = one producer warp and two consumer warpgroups (config.h: cta_threads). A work unit is one
-// 128-weight-row x kTokens-token output tile over one k-range (the split); CTAs walk the units in
-// the order unit_coord() gives, blockIdx.x, + gridDim.x, ...
+// CTA = one producer warp and two consumer warpgroups (config.h: cta_threads). A piece of work is
+// one 128-weight-row x kTokens-token output tile over one k-range; each CTA walks its pieces in
+// the order its WorkSchedule gives (stream_k.h: the split grid's units, or a Stream-K run).
 //
 // Producer (one warp, one copy per lane): per k-block, waits for the stage to be empty, then
 //   - the activation box [kTokens rows x 64 columns] by TMA (tensor map, 128-byte swizzle; rows
@@ -19,9 +19,10 @@
 // Three fragment sets rotate so the dequantization of block i + 1 overlaps the tensor cores on
 // blocks i and i - 1; after block i's wgmmas are committed, waiting until at most two groups are
 // pending proves block i - 2's are done, and each warp releases that stage to the producer.
-// Epilogue from registers: one split stores Y = acc + bias (lane pairs exchange halves so each
-// lane writes two adjacent columns); several splits write fp32 partials that reduce_kernel sums
-// in split order (deterministic: no atomics anywhere).
+// Epilogue from registers: a whole tile stores Y = acc + bias (lane pairs exchange halves so each
+// lane writes two adjacent columns); a split's or a Stream-K piece's tile writes fp32 partials
+// that reduce_kernel or stream_k_fixup_kernel sum in a fixed order (deterministic: no atomics
+// anywhere).
 //
 // Scaling per 16-bit pair rather than on the fp32 accumulators (as the decode tier does for
 // symmetric weights): a wgmma accumulator tile is kTokens / 2 registers per thread, so a per-group
@@ -41,10 +42,13 @@
 #include "common/ptx/tma.cuh"
 #include "common/ptx/wgmma.cuh"
 #include "prefill/config.h"
+#include "prefill/stream_k.h"
 
 namespace sailfish::prefill {
 
-enum class PrefillEpilogue : int { kStore = 0, kPartials = 1 };
+// kStore: one split, every tile stored; kPartials: splits > 1; kStreamK: a Stream-K grid, whose
+// whole tiles are stored and shared ones written to slots (stream_k.h).
+enum class PrefillEpilogue : int { kStore = 0, kPartials = 1, kStreamK = 2 };
 
 struct PrefillParams {
   const uint8_t* codes;    // packed codes, 16-byte aligned
@@ -52,8 +56,8 @@ struct PrefillParams {
   const uint16_t* zero_shift;  // [scale_rows][n_pad] integers (docs/FORMAT.md), or null
   const void* zero_fold;   // [scale_rows][n_pad] or null
   void* y;                 // [m][n]
-  const void* bias;        // [n] or null (kStore only; the reduce adds it otherwise)
-  float* partials;         // kPartials: [splits][m_pad][n_pad]
+  const void* bias;        // [n] or null (kStore, kStreamK; the reduce adds it for kPartials)
+  float* partials;         // kPartials: [splits][m_pad][n_pad]; kStreamK: [slot][kTokens][128]
   int32_t m, n;
   int32_t n_blocks, k_blocks, n_pad, m_pad;
   int32_t group_shift;     // log2(group rows); 30 for channelwise
@@ -85,27 +89,31 @@ __device__ __forceinline__ void store_pair_masked(const PrefillParams& p, int to
 // acc[4j .. 4j + 3] = (row g, tokens 2t, 2t + 1), (row g + 8, same tokens) of the warp's 16 rows,
 // g = lane / 4, t = lane % 4. Lanes g and g ^ 1 (lane ^ 4) swap halves so each lane owns two
 // adjacent output columns for two tokens: even g keeps rows (g, g + 1), odd g rows (g + 7, g + 8).
-// Both epilogues then write column pairs: Y (+ bias) with one split, else the fp32 partials
-// [split][m_pad][n_pad], token-major like Y so the reduce reads them coalesced.
+// Both epilogues then write column pairs: store_partials fp32 partials, token-major like Y so the
+// reduce reads them coalesced (`partial` points at the warp's first row for the tile's first
+// token, tokens `stride` floats apart); store_tile Y + bias.
+template <int kTokens>
+__device__ __forceinline__ void store_partials(const float (&acc)[kTokens / 2], float* partial,
+                                               int stride, int lane) {
+  const bool odd = (lane >> 2) & 1;
+  const int column = odd ? lane / 4 + 7 : lane / 4;
+#pragma unroll
+  for (int j = 0; j < kTokens / 8; ++j) {
+    const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
+    const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
+    const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
+    float* out = partial + int64_t(8 * j + 2 * (lane % 4)) * stride + column;
+    *reinterpret_cast<float2*>(out) = make_float2(odd ? r0 : c0, odd ? c2 : r0);
+    *reinterpret_cast<float2*>(out + stride) = make_float2(odd ? r1 : c1, odd ? c3 : r1);
+  }
+}
+
 template <typename T, int kTokens>
 __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (&acc)[kTokens / 2],
-                                           int row_base, int token_base, int split, int lane) {
+                                           int row_base, int token_base, int lane) {
   using P = gpu::Pair<T>;
   const bool odd = (lane >> 2) & 1;
   const int n0 = row_base + (odd ? lane / 4 + 7 : lane / 4);
-  if (p.epilogue == PrefillEpilogue::kPartials) {
-#pragma unroll
-    for (int j = 0; j < kTokens / 8; ++j) {
-      const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
-      const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
-      const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
-      const int token = token_base + 8 * j + 2 * (lane % 4);
-      float* out = p.partials + (int64_t(split) * p.m_pad + token) * p.n_pad + n0;
-      *reinterpret_cast<float2*>(out) = make_float2(odd ? r0 : c0, odd ? c2 : r0);
-      *reinterpret_cast<float2*>(out + p.n_pad) = make_float2(odd ? r1 : c1, odd ? c3 : r1);
-    }
-    return;
-  }
   // The thread's two columns are the same for every token: load their bias once.
   float bias_lo = 0.0f, bias_hi = 0.0f;
   if (p.bias != nullptr) {
@@ -248,7 +256,7 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   __syncthreads();
   gpu::allow_next_grid();
 
-  const int units = p.n_tiles * p.m_tiles * p.splits;
+  const bool stream_k = p.epilogue == PrefillEpilogue::kStreamK;
   // Roles (config.h: cta_threads): one CTA per SM, warpgroup 0 produces (its warp 0 only, after
   // giving registers to the consumers) and warpgroups 1-2 consume; two CTAs per SM, warpgroups 0-1
   // consume and warp 8 produces.
@@ -292,10 +300,12 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
                                      meta_kind * kMetaPartBytes + meta_r * 128;
     int stage = 0;
     uint32_t phase = 0;
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-      const UnitCoord u = unit_coord(unit, p.n_tiles, p.m_tiles);
-      const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split));
-      const int kb_end = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split + 1));
+    WorkSchedule schedule(p.n_tiles, p.m_tiles, p.k_blocks, p.splits, stream_k, blockIdx.x,
+                          gridDim.x);
+    WorkPiece piece;
+    while (schedule.next(&piece)) {
+      const UnitCoord u = piece.unit;
+      const int kb_begin = piece.kb_begin, kb_end = piece.kb_end;
       const int strips = p.n_blocks - kConsumers * u.n_tile < kConsumers
                              ? p.n_blocks - kConsumers * u.n_tile
                              : kConsumers;
@@ -393,10 +403,12 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     }
   };
 
-  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const UnitCoord u = unit_coord(unit, p.n_tiles, p.m_tiles);
-    const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split));
-    const int kb_end = static_cast<int>(split_begin(p.k_blocks, p.splits, u.split + 1));
+  WorkSchedule schedule(p.n_tiles, p.m_tiles, p.k_blocks, p.splits, stream_k, blockIdx.x,
+                        gridDim.x);
+  WorkPiece piece;
+  while (schedule.next(&piece)) {
+    const UnitCoord u = piece.unit;
+    const int kb_begin = piece.kb_begin, kb_end = piece.kb_end;
 #pragma unroll
     for (int i = 0; i < kTokens / 2; ++i) {
       acc[i] = 0.0f;
@@ -420,8 +432,22 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
 
     const int strip = kConsumers * u.n_tile + consumer;
     if (strip < p.n_blocks) {
-      detail::store_tile<T, kTokens>(p, acc, strip * 64 + warp * 16, u.m_tile * kTokens,
-                                     u.split, lane);
+      // Branches on the piece and the plan only (warp-uniform): a test on a pointer that
+      // depends on the warp made ptxas keep the loop's stage cursors in vector registers
+      // (+20 instructions a 128-token pass).
+      const int row_base = strip * 64 + warp * 16;
+      if (piece.slot >= 0) {
+        detail::store_partials<kTokens>(acc,
+                                        p.partials + piece.slot * stream_k_slot_floats(kTokens) +
+                                            consumer * 64 + warp * 16,
+                                        128, lane);
+      } else if (p.epilogue == PrefillEpilogue::kPartials) {
+        detail::store_partials<kTokens>(
+            acc, p.partials + (int64_t(u.split) * p.m_pad + u.m_tile * kTokens) * p.n_pad + row_base,
+            p.n_pad, lane);
+      } else {
+        detail::store_tile<T, kTokens>(p, acc, row_base, u.m_tile * kTokens, lane);
+      }
     }
   }
 #else

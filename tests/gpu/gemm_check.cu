@@ -163,6 +163,8 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   r.decode_epilogue = plan.tier == Tier::kDecode ? plan.decode.epilogue : -1;
   r.warp_stages = plan.tier == Tier::kDecode ? plan.decode.warp_stages : 0;
   r.stream_k_strips = plan.tier == Tier::kDecode ? plan.decode.stream_k_strips : 0;
+  r.prefill_stream_k = plan.tier == Tier::kPrefill && plan.prefill.stream_k;
+  r.prefill_grid = plan.tier == Tier::kPrefill ? plan.prefill.grid : 0;
   r.cluster_push = plan.tier == Tier::kDecode && plan.decode.cluster_push;
   r.workspace_bytes = workspace_size(plan);
   r.output_bits = y_bits;

@@ -55,6 +55,8 @@ struct GemmCheckResult {
   int decode_epilogue = -1;    // decode tier: the split epilogue the plan chose (DecodePlan)
   int warp_stages = 0;         // decode tier: the warp-split kernel's stages per warp
   int stream_k_strips = 0;     // decode tier: Stream-K strips per cluster (0: split grid)
+  bool prefill_stream_k = false;  // prefill tier: the Stream-K grid (stream_k.h)
+  int prefill_grid = 0;        // prefill tier: persistent CTAs
   bool cluster_push = false;   // decode tier: the cluster epilogue's push form
   size_t workspace_bytes = 0;  // workspace_size(plan)
   std::vector<uint16_t> output_bits;  // Y of the first run, as stored

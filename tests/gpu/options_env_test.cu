@@ -28,6 +28,7 @@ TEST(PrefillOptions, DefaultsAreUnset) {
   EXPECT_FALSE(r.prefill_splits.has_value());
   EXPECT_FALSE(r.prefill_stages.has_value());
   EXPECT_FALSE(r.prefill_tokens.has_value());
+  EXPECT_FALSE(r.prefill_stream_k.has_value());
 }
 
 TEST(PrefillOptions, EnvironmentThenOptions) {
@@ -36,6 +37,7 @@ TEST(PrefillOptions, EnvironmentThenOptions) {
   ScopedEnv splits("SAILFISH_PREFILL_SPLITS", "3");
   ScopedEnv stages("SAILFISH_PREFILL_STAGES", "5");
   ScopedEnv tokens("SAILFISH_PREFILL_TOKENS", "32");
+  ScopedEnv stream_k("SAILFISH_PREFILL_STREAM_K", "1");
   api::ResolvedOptions r;
   ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
   EXPECT_EQ(r.prefill_min_m.value_or(0), 48);
@@ -43,12 +45,15 @@ TEST(PrefillOptions, EnvironmentThenOptions) {
   EXPECT_EQ(r.prefill_splits.value_or(0), 3);
   EXPECT_EQ(r.prefill_stages.value_or(0), 5);
   EXPECT_EQ(r.prefill_tokens.value_or(0), 32);
+  EXPECT_TRUE(r.prefill_stream_k.value_or(false));
   Options o;
   o.prefill_splits = 2;
   o.prefill_tokens = 64;
+  o.prefill_stream_k = false;
   ASSERT_TRUE(api::resolve_options(o, &r).ok());
   EXPECT_EQ(r.prefill_splits.value_or(0), 2);
   EXPECT_EQ(r.prefill_tokens.value_or(0), 64);
+  EXPECT_FALSE(r.prefill_stream_k.value_or(true));
 }
 
 TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
@@ -81,6 +86,13 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
     const Status s = api::resolve_options(o, &r);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find("prefill_tokens is 512"), std::string::npos) << s.message();
+  }
+  {
+    ScopedEnv stream_k("SAILFISH_PREFILL_STREAM_K", "2");
+    api::ResolvedOptions r;
+    const Status s = api::resolve_options(Options(), &r);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("SAILFISH_PREFILL_STREAM_K"), std::string::npos) << s.message();
   }
   {
     ScopedEnv min_m("SAILFISH_PREFILL_MIN_M", "0");

@@ -9,6 +9,7 @@
 
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
+#include "prefill_test_helpers.h"
 #include "test_helpers.h"
 
 namespace sailfish {
@@ -16,31 +17,7 @@ namespace {
 
 using testing::GemmCase;
 using testing::RandomWeightSpec;
-
-Options prefill_options(bool pdl = true) {
-  Options o;
-  o.tier = Tier::kPrefill;
-  o.programmatic_dependent_launch = pdl;
-  return o;
-}
-
-// True when this device and build run the prefill tier; otherwise checks that plan() refuses it
-// with a clear kUnsupported and returns false (the caller then skips).
-bool prefill_runs_here() {
-  Problem problem;
-  problem.m = 256;
-  EXPECT_TRUE(PackedGeometry::make(128, 128, 4, 128, &problem.geometry).ok());
-  Plan plan;
-  const Status s = sailfish::plan(problem, -1, prefill_options(), &plan);
-  if (s.ok()) return true;
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
-  EXPECT_NE(s.message().find("prefill"), std::string::npos) << s.message();
-  return false;
-}
-
-#define SF_SKIP_WITHOUT_PREFILL()                                                   \
-  SF_SKIP_WITHOUT_GPU();                                                            \
-  if (!prefill_runs_here()) GTEST_SKIP() << "prefill tier not available on this GPU/build"
+using testing::prefill_options;
 
 class PrefillFormats
     : public ::testing::TestWithParam<std::tuple<int, int, bool, DType>> {};
