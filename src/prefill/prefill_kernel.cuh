@@ -442,9 +442,9 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
                                             consumer * 64 + warp * 16,
                                         128, lane);
       } else if (p.epilogue == PrefillEpilogue::kPartials) {
-        detail::store_partials<kTokens>(
-            acc, p.partials + (int64_t(u.split) * p.m_pad + u.m_tile * kTokens) * p.n_pad + row_base,
-            p.n_pad, lane);
+        const int64_t token_row = int64_t(u.split) * p.m_pad + u.m_tile * kTokens;
+        detail::store_partials<kTokens>(acc, p.partials + token_row * p.n_pad + row_base, p.n_pad,
+                                        lane);
       } else {
         detail::store_tile<T, kTokens>(p, acc, row_base, u.m_tile * kTokens, lane);
       }

@@ -58,10 +58,10 @@ INSTANTIATE_TEST_SUITE_P(WidthsBitsTypes, PrefillStreamKWidths,
                                             ::testing::Values(4, 8),
                                             ::testing::Values(DType::kF16, DType::kBF16)));
 
-// A grid of one CTA. Runs longer than a tile: 529 tiles (the last half empty) of 2 k-blocks on at most 264 CTAs, so
-// a run holds whole tiles, stored by their CTA, between its two shared pieces; and a Llama-sized
-// strip count (l3-8b.qkv at 64 tokens: 48 tiles, ~12 k-blocks a run) with act-order, whose
-// activations go through the prep kernel first; PDL on and off.
+// A grid of one CTA. Runs longer than a tile: 529 tiles (the last half empty) of 2 k-blocks on
+// at most 264 CTAs, so a run holds whole tiles, stored by their CTA, between its two shared
+// pieces. A Llama-sized strip count (l3-8b.qkv at 64 tokens: 48 tiles, ~12 k-blocks a run) with
+// act-order, whose activations go through the prep kernel first; PDL on and off.
 TEST(PrefillStreamK, WholeTilesBetweenSharedPieces) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 322);
