@@ -20,7 +20,6 @@
 namespace sailfish::prefill {
 
 using ::sailfish::detail::align_up;
-using ::sailfish::detail::support_grid;
 
 Status prefill_available(int device) {
 #ifndef SAILFISH_HAS_SM90A_KERNELS
@@ -67,13 +66,6 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   f.tokens = choice.tokens;
   const int64_t m_tiles = (m + f.tokens - 1) / f.tokens;
   const int64_t tiles = int64_t(f.n_tiles) * m_tiles;
-  // Work units and token indices are 32-bit in the kernel.
-  if (p.m > std::numeric_limits<int32_t>::max() / 2 ||
-      tiles * kMaxSplits > std::numeric_limits<int32_t>::max()) {
-    return unsupported("prefill: m = ", p.m, " with n = ", g.n, " has too many tiles (", tiles,
-                       ") for this tier; use tier dense");
-  }
-  f.m_tiles = static_cast<int>(m_tiles);
   if (forced_splits.has_value() && forced_stream_k.value_or(false)) {
     return invalid_argument("prefill_splits (", *forced_splits,
                             ") and prefill_stream_k = 1 both set; a Stream-K grid has no split "
@@ -82,6 +74,14 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   f.splits = forced_splits.has_value()
                  ? static_cast<int>(std::min<int64_t>(*forced_splits, g.k_blocks))
                  : choice.splits;
+  // Work units (tiles x splits; a forced depth may pass kMaxSplits) and token indices are 32-bit
+  // in the kernel.
+  if (p.m > std::numeric_limits<int32_t>::max() / 2 ||
+      tiles * std::max(f.splits, kMaxSplits) > std::numeric_limits<int32_t>::max()) {
+    return unsupported("prefill: m = ", p.m, " with n = ", g.n, " has too many tiles (", tiles,
+                       ") for this tier; use tier dense");
+  }
+  f.m_tiles = static_cast<int>(m_tiles);
   const int64_t iterations = tiles * g.k_blocks;
   if (forced_stream_k.value_or(false) && iterations > std::numeric_limits<int32_t>::max()) {
     return unsupported("prefill_stream_k = 1: ", tiles, " tiles of ", g.k_blocks,
@@ -219,8 +219,9 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
     reduce.bias = args.bias;
     reduce.y = args.y;
     SF_RETURN_IF_ERROR(gpu::launch(reduce_kernel<T>,
-                                   dim3(support_grid(p.m * g.n, plan.sm_count)), dim3(256), 0,
-                                   stream, pdl, "prefill reduce_kernel launch", reduce));
+                                   reduce_grid(params.m, params.n, plan.sm_count),
+                                   dim3(kReduceThreads), 0, stream, pdl,
+                                   "prefill reduce_kernel launch", reduce));
   }
   return Status();
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/ptx/griddepcontrol.cuh"
+#include "prefill/ordered_sum.cuh"
 
 namespace sailfish::prefill {
 
@@ -16,23 +17,49 @@ struct ReduceParams {
   void* y;                // [m][n]
 };
 
+constexpr int kReduceThreads = 256;
+
+// Grid (column quads, tokens), both grid-strided: each thread sums four adjacent columns of one
+// token with one 16-byte load a split (n_pad is a multiple of 64), up to eight splits' loads in
+// flight at a time, added in split order (ordered_sum). The first version took one element a
+// thread through a 64-bit division: 10 us for l3-70b.qkv at M = 128, 3 splits, its partials in
+// L2 (perf/prefill.md, v16).
 template <typename T>
-__global__ void reduce_kernel(const ReduceParams p) {
-  const int64_t total = int64_t(p.m) * p.n;
+__global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const ReduceParams p) {
   const int64_t split_stride = int64_t(p.m_pad) * p.n_pad;
+  const int quads = (p.n + 3) / 4;
   const T* bias = static_cast<const T*>(p.bias);
   gpu::wait_for_previous_grid();
   gpu::allow_next_grid();
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t token = i / p.n;
-    const int col = static_cast<int>(i % p.n);
-    const float* partial = p.partials + token * p.n_pad + col;
-    float sum = 0.0f;
-    for (int s = 0; s < p.splits; ++s) sum += partial[s * split_stride];
-    if (bias != nullptr) sum += static_cast<float>(bias[col]);
-    static_cast<T*>(p.y)[i] = static_cast<T>(sum);
+  for (int token = blockIdx.y; token < p.m; token += gridDim.y) {
+    for (int q = blockIdx.x * kReduceThreads + threadIdx.x; q < quads;
+         q += gridDim.x * kReduceThreads) {
+      const int col = 4 * q;
+      const float* partial = p.partials + int64_t(token) * p.n_pad + col;
+      const float4 sum = ordered_sum<8>(p.splits, [&](int s) {
+        return reinterpret_cast<const float4*>(partial + s * split_stride);
+      });
+      const float values[4] = {sum.x, sum.y, sum.z, sum.w};
+      T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + col;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (col + i >= p.n) break;
+        out[i] = static_cast<T>(bias != nullptr ? values[i] + static_cast<float>(bias[col + i])
+                                                : values[i]);
+      }
+    }
   }
+}
+
+// The grid for m tokens of n columns: enough column blocks for a row, and token rows up to about
+// eight CTAs an SM in all (at most 65535, the y limit).
+inline dim3 reduce_grid(int m, int n, int sm_count) {
+  const int quads = (n + 3) / 4;
+  const int x = (quads + kReduceThreads - 1) / kReduceThreads;
+  const int64_t budget = int64_t(sm_count) * 8 / x;
+  const int64_t rows = budget < m ? budget : m;
+  const int64_t y = rows < 1 ? 1 : rows < 65535 ? rows : 65535;
+  return dim3(x, static_cast<unsigned>(y));
 }
 
 }  // namespace sailfish::prefill

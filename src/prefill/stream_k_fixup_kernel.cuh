@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/ptx/griddepcontrol.cuh"
+#include "prefill/ordered_sum.cuh"
 #include "prefill/stream_k.h"
 
 namespace sailfish::prefill {
@@ -27,53 +28,51 @@ SF_HOST_DEVICE constexpr int fixup_chunks(int tokens) { return tokens * 128 / 4 
 
 // Grid (grid - 1, fixup_chunks(tokens)), launched only when grid > 1: blockIdx.x + 1 names a
 // boundary between two CTAs' runs, and the CTAs of the first boundary inside a shared tile sum it
-// (stream_k_boundary_tile). A first version gave each shared tile one CTA whose threads walked
-// its elements, loading the pieces one after another: latency-bound, the Stream-K calls ran
-// 10-24 us over their main kernel's estimate on the H200 (perf/prefill.md, v16).
+// (stream_k_boundary_tile). Thread 0 works out the CTA's tile and owners (64-bit divisions) once
+// for all. Two earlier forms were slow on the H200 (perf/prefill.md, v16): one CTA a shared tile
+// whose threads walked its elements, loading the pieces one after another (the Stream-K calls
+// ran 10-24 us over their main kernel's estimate), then this grid with every thread doing the
+// divisions (11.4 us for l3-70b.gate_up at M = 64, 6.8 us for l3-8b.o with its slots in L2).
 template <typename T>
 __global__ void __launch_bounds__(kFixupThreads) stream_k_fixup_kernel(const FixupParams p) {
+  // The tile (-1: nothing to do), its first and last owner, the first owner's slot, and the
+  // tile's first token and column.
+  __shared__ int tile_info[6];
+  // Plan arithmetic only, so it runs before the wait, under the main kernel's tail with PDL.
+  if (threadIdx.x == 0) {
+    const int64_t total = int64_t(p.n_tiles) * p.m_tiles * p.k_blocks;
+    const int tile = stream_k_boundary_tile(blockIdx.x + 1, total, p.grid, p.k_blocks);
+    tile_info[0] = tile;
+    if (tile >= 0) {
+      // The first owner's piece is its run's first or last; every later owner's run starts
+      // inside this tile, so its piece is its first (slot 2c).
+      const int64_t first = int64_t(tile) * p.k_blocks;
+      const UnitCoord u = unit_coord(tile, p.n_tiles, p.m_tiles);
+      tile_info[1] = stream_k_owner(first, total, p.grid);
+      tile_info[2] = stream_k_owner(first + p.k_blocks - 1, total, p.grid);
+      tile_info[3] = stream_k_slot(tile_info[1], tile, p.k_blocks, total, p.grid);
+      tile_info[4] = u.m_tile * p.tokens;
+      tile_info[5] = u.n_tile * 128;
+    }
+  }
+  __syncthreads();
   gpu::wait_for_previous_grid();
   gpu::allow_next_grid();
-  const int64_t total = int64_t(p.n_tiles) * p.m_tiles * p.k_blocks;
-  const int tile = stream_k_boundary_tile(blockIdx.x + 1, total, p.grid, p.k_blocks);
-  if (tile < 0) return;
-  const int64_t first = int64_t(tile) * p.k_blocks;
-  const int owner_first = stream_k_owner(first, total, p.grid);
-  const int owner_last = stream_k_owner(first + p.k_blocks - 1, total, p.grid);
+  if (tile_info[0] < 0) return;
+  const int owner_first = tile_info[1], owner_last = tile_info[2];
   const int64_t floats = stream_k_slot_floats(p.tokens);
   const int e = 4 * (blockIdx.y * kFixupThreads + threadIdx.x);
-  const UnitCoord u = unit_coord(tile, p.n_tiles, p.m_tiles);
-  const int token = u.m_tile * p.tokens + e / 128;
-  const int col = u.n_tile * 128 + e % 128;
+  const int token = tile_info[4] + e / 128;
+  const int col = tile_info[5] + e % 128;
   if (token >= p.m || col >= p.n) return;
-  // The first owner's piece is its run's first or last; every later owner's run starts inside
-  // this tile, so its piece is its first (slot 2c): stream_k_slot, worked out once. Loads go out
-  // four at a time and are added in CTA order.
+  // Piece 0 is the first owner's (its slot worked out above); piece j > 0 is owner
+  // owner_first + j's first slot. Added in CTA order (ordered_sum), four loads at a time.
   const float* partial = p.partials + e;
-  float4 sum = *reinterpret_cast<const float4*>(
-      partial + stream_k_slot(owner_first, tile, p.k_blocks, total, p.grid) * floats);
-  int c = owner_first + 1;
-  for (; c + 3 <= owner_last; c += 4) {
-    float4 v[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      v[i] = *reinterpret_cast<const float4*>(partial + 2 * (c + i) * floats);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      sum.x += v[i].x;
-      sum.y += v[i].y;
-      sum.z += v[i].z;
-      sum.w += v[i].w;
-    }
-  }
-  for (; c <= owner_last; ++c) {
-    const float4 v = *reinterpret_cast<const float4*>(partial + 2 * c * floats);
-    sum.x += v.x;
-    sum.y += v.y;
-    sum.z += v.z;
-    sum.w += v.w;
-  }
+  const int64_t first_slot = tile_info[3];
+  const float4 sum = ordered_sum<4>(owner_last - owner_first + 1, [&](int j) {
+    const int64_t slot = j == 0 ? first_slot : 2 * int64_t(owner_first + j);
+    return reinterpret_cast<const float4*>(partial + slot * floats);
+  });
   const float values[4] = {sum.x, sum.y, sum.z, sum.w};
   const T* bias = static_cast<const T*>(p.bias);
   T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + col;

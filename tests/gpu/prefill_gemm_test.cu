@@ -205,6 +205,31 @@ TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
   EXPECT_TRUE(r.bitwise_stable);
 }
 
+// The split-K reduce's edges (reduce_kernel.cuh): 12 splits take ordered_sum past one batch of
+// eight loads (piece 0, then 1-8, then 9-11); N = 4099 is not a multiple of four, so the last
+// column quad stores three outputs; and M = 230 is more token rows than reduce_grid gives
+// (5 column blocks -> 132 * 8 / 5 = 211 rows), so CTAs stride over tokens. Bitwise repeats too.
+TEST(PrefillSplitReduce, ManySplitsOddColumnsTokenStride) {
+  SF_SKIP_WITHOUT_PREFILL();
+  std::mt19937_64 rng(testing::test_seed() + 313);
+  RandomWeightSpec spec;
+  spec.n = 4099;
+  spec.k = 12 * 64;
+  spec.group_size = 64;
+  GemmCase c;
+  c.weight = testing::random_weight(rng, spec);
+  c.m = 230;
+  c.bias = true;
+  c.options = prefill_options();
+  c.options.prefill_tokens = 128;
+  c.options.prefill_splits = 12;
+  c.repeats = 2;
+  const auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.splits, 12);
+  EXPECT_TRUE(r.bitwise_stable);
+}
+
 // Router GEMVs and sharded layers (testing::kOddShapes) at prefill sizes, and at 24 tokens (the
 // 32-token tiles, two CTAs per SM).
 TEST(PrefillOddShapes, RoutersAndShards) {
