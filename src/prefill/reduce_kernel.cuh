@@ -39,14 +39,7 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const ReducePara
       const float4 sum = ordered_sum<8>(p.splits, [&](int s) {
         return reinterpret_cast<const float4*>(partial + s * split_stride);
       });
-      const float values[4] = {sum.x, sum.y, sum.z, sum.w};
-      T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + col;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if (col + i >= p.n) break;
-        out[i] = static_cast<T>(bias != nullptr ? values[i] + static_cast<float>(bias[col + i])
-                                                : values[i]);
-      }
+      store_four_columns(static_cast<T*>(p.y) + int64_t(token) * p.n + col, sum, col, p.n, bias);
     }
   }
 }

@@ -73,15 +73,8 @@ __global__ void __launch_bounds__(kFixupThreads) stream_k_fixup_kernel(const Fix
     const int64_t slot = j == 0 ? first_slot : 2 * int64_t(owner_first + j);
     return reinterpret_cast<const float4*>(partial + slot * floats);
   });
-  const float values[4] = {sum.x, sum.y, sum.z, sum.w};
-  const T* bias = static_cast<const T*>(p.bias);
-  T* out = static_cast<T*>(p.y) + int64_t(token) * p.n + col;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    if (col + i >= p.n) break;
-    out[i] = static_cast<T>(bias != nullptr ? values[i] + static_cast<float>(bias[col + i])
-                                            : values[i]);
-  }
+  store_four_columns(static_cast<T*>(p.y) + int64_t(token) * p.n + col, sum, col, p.n,
+                     static_cast<const T*>(p.bias));
 }
 
 }  // namespace sailfish::prefill
