@@ -370,18 +370,22 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 //     l3-8b.qkv at M = 16, 4 -> 3 splits, 13.4 -> 9.9 us; l3-70b.down at M = 1, 4 -> 3, 35.9 ->
 //     42.4 us.
 //   - pair_fallback_ctas > 0: where the rules above give no cluster, pairs (2 splits) if all
-//     their clusters are resident and their grid, 2 x clusters_needed CTAs, is at least
-//     pair_fallback_ctas (the SM count: every SM busy). plan_decode asks for it at one token tile
+//     their clusters are resident and their grid, 2 x clusters_needed CTAs, leaves at most one
+//     in 16 of pair_fallback_ctas (the SM count) idle. plan_decode asks for it at one token tile
 //     when the plan would otherwise end on the reduce kernel (v13c): l3-70b.o at M = 1 4 splits
 //     and the reduce kernel 13.7 us, 2 clustered splits 12.2; l3-70b.down 34.5 -> 33.5. Pairs
 //     pack evenly into a GPC, unlike the 3-CTA clusters the byte rule above was measured on.
+//     First written as "every SM busy"; int8 l3-8b.down at M = 1 (64 strips: 128 CTAs on 132
+//     SMs) then kept 6 splits and the reduce kernel, 20.07 us, against 18.95 for the pairs
+//     (v29): four idle SMs cost less than the second launch.
 template <typename MaxClusters>
 int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
                         int64_t weight_bytes, MaxClusters&& max_clusters,
                         int64_t pair_fallback_ctas = 0) {
   if (splits < 2) return 0;
   if (keep_depth) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
-  const bool pairs_fill = pair_fallback_ctas > 0 && 2 * clusters_needed >= pair_fallback_ctas;
+  const bool pairs_fill =
+      pair_fallback_ctas > 0 && 16 * (2 * clusters_needed) >= 15 * pair_fallback_ctas;
   for (int s = splits < kMaxClusterSplits ? splits : kMaxClusterSplits; s >= 2; --s) {
     if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) break;
     if (max_clusters(s) >= clusters_needed) return s;

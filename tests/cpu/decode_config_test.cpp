@@ -169,14 +169,22 @@ TEST(DecodeConfig, ClusterSplitCount) {
   }
 }
 
-// The pair fallback (v13c): where the byte rule keeps the reduce kernel, two clustered splits
-// instead if every pair is resident and their grid covers the SMs. An l3-70b.o-sized weight (128
-// strips, 33.5 MB) at 4 splits on 132 SMs, clusters of 4 not all resident (fake: 120 of them).
-TEST(DecodeConfig, PairFallbackKeepsEverySmBusy) {
+// The pair fallback (v13c, v29): where the byte rule keeps the reduce kernel, two clustered splits
+// instead if every pair is resident and their grid leaves at most one SM in 16 idle. An
+// l3-70b.o-sized weight (128 strips, 33.5 MB) at 4 splits on 132 SMs, clusters of 4 not all
+// resident (fake: 120 of them).
+TEST(DecodeConfig, PairFallbackKeepsNearlyEverySmBusy) {
   auto fake = [](int size) { return 480 / size; };
   EXPECT_EQ(cluster_split_count(4, false, 128, 33'554'432, fake), 0);  // the byte rule alone
   EXPECT_EQ(cluster_split_count(4, false, 128, 33'554'432, fake, 132), 2);
-  // 60 strips: 120 CTAs leave SMs idle; the reduce kernel stays.
+  // int8 l3-8b.down at M = 1 (58.7 MB, 64 strips, 6 splits; only pairs all resident): 128 CTAs
+  // leave 4 of 132 SMs idle, within the rule; 61 strips (122 CTAs, 10 idle) are not.
+  auto pairs_only = [](int size) { return size == 2 ? 66 : 10; };
+  EXPECT_EQ(cluster_split_count(6, false, 64, 58'720'256, pairs_only), 0);
+  EXPECT_EQ(cluster_split_count(6, false, 64, 58'720'256, pairs_only, 132), 2);
+  EXPECT_EQ(cluster_split_count(6, false, 62, 58'720'256, pairs_only, 132), 2);  // 124 >= 123.75
+  EXPECT_EQ(cluster_split_count(6, false, 61, 58'720'256, pairs_only, 132), 0);
+  // 60 strips: 120 CTAs leave 12 SMs idle; the reduce kernel stays.
   EXPECT_EQ(cluster_split_count(4, false, 60, 33'554'432, [](int) { return 59; }, 132), 0);
   // Pairs not all resident: none.
   EXPECT_EQ(cluster_split_count(4, false, 130, 33'554'432, [](int size) { return 120 / size; },
