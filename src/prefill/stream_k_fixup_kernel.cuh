@@ -28,11 +28,11 @@ SF_HOST_DEVICE constexpr int fixup_chunks(int tokens) { return tokens * 128 / 4 
 
 // Grid (grid - 1, fixup_chunks(tokens)), launched only when grid > 1: blockIdx.x + 1 names a
 // boundary between two CTAs' runs, and the CTAs of the first boundary inside a shared tile sum it
-// (stream_k_boundary_tile). Thread 0 works out the CTA's tile and owners (64-bit divisions) once
-// for all. Two earlier forms were slow on the H200 (perf/prefill.md, v16): one CTA a shared tile
-// whose threads walked its elements, loading the pieces one after another (the Stream-K calls
-// ran 10-24 us over their main kernel's estimate), then this grid with every thread doing the
-// divisions (11.4 us for l3-70b.gate_up at M = 64, 6.8 us for l3-8b.o with its slots in L2).
+// (stream_k_boundary_tile). Thread 0 works out the CTA's tile and owners (64-bit divisions), once
+// for the CTA. Two earlier forms were slow on the H200 (perf/prefill.md, v16): one CTA a shared
+// tile whose threads walked its elements, loading the pieces one after another (the Stream-K
+// calls ran 10-24 us over their main kernel's estimate), then this grid with every thread doing
+// the divisions (11.4 us for l3-70b.gate_up at M = 64, 6.8 us for l3-8b.o with its slots in L2).
 template <typename T>
 __global__ void __launch_bounds__(kFixupThreads) stream_k_fixup_kernel(const FixupParams p) {
   // The tile (-1: nothing to do), its first and last owner, the first owner's slot, and the

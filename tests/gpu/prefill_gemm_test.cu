@@ -208,7 +208,8 @@ TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
 // The split-K reduce's edges (reduce_kernel.cuh): 12 splits take ordered_sum past one batch of
 // eight loads (piece 0, then 1-8, then 9-11); N = 4099 is not a multiple of four, so the last
 // column quad stores three outputs; and M = 230 is more token rows than reduce_grid gives
-// (5 column blocks -> 132 * 8 / 5 = 211 rows), so CTAs stride over tokens. Bitwise repeats too.
+// (on the H200: 5 column blocks -> 132 * 8 / 5 = 211 rows), so CTAs stride over tokens. Bitwise
+// repeats too.
 TEST(PrefillSplitReduce, ManySplitsOddColumnsTokenStride) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 313);
