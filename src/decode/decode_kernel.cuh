@@ -30,6 +30,7 @@
 #include "common/ptx/ldmatrix.cuh"
 #include "common/ptx/mma_sync.cuh"
 #include "common/ptx/red_global.cuh"
+#include "common/warp_uniform.cuh"
 #include "decode/config.h"
 
 namespace sailfish::decode {
@@ -207,10 +208,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
   constexpr int kRunBytes = kBits * 4;  // a lane's run: 16 bytes (int4) or 32 bytes (int8)
   extern __shared__ __align__(16) uint8_t smem[];
 
-  // Broadcast from lane 0, the warp index is known to be warp-uniform, so what derives from it
-  // (k ranges, stage cursors) can live in uniform registers: 1-3% fewer main-loop instructions,
-  // 0.983-0.996x the time at M = 1 (decode v26).
-  const int warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
+  const int warp = gpu::warp_uniform(threadIdx.x / 32), lane = threadIdx.x % 32;
   const int strip = blockIdx.x, split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   const int kb_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));

@@ -38,6 +38,7 @@
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/mma_sync.cuh"
 #include "common/static_for.h"
+#include "common/warp_uniform.cuh"
 #include "decode/config.h"
 #include "decode/decode_kernel.cuh"
 #include "decode/warp_split_epilogue.cuh"
@@ -73,10 +74,7 @@ __global__ void __launch_bounds__(kThreads)
                 "the cross-warp reduction reuses a warp's region");
   extern __shared__ __align__(16) uint8_t smem[];
 
-  // Broadcast from lane 0, the warp index is known to be warp-uniform, so what derives from it
-  // (k ranges, stage cursors) can live in uniform registers: 1-3% fewer main-loop instructions,
-  // 0.983-0.996x the time at M = 1 (decode v26).
-  const int warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0), lane = threadIdx.x % 32;
+  const int warp = gpu::warp_uniform(threadIdx.x / 32), lane = threadIdx.x % 32;
   const int split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split

@@ -41,6 +41,7 @@
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/ptx/wgmma.cuh"
+#include "common/warp_uniform.cuh"
 #include "prefill/config.h"
 #include "prefill/stream_k.h"
 
@@ -261,12 +262,11 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
   // giving registers to the consumers) and warpgroups 1-2 consume; two CTAs per SM, warpgroups 0-1
   // consume and warp 8 produces.
   constexpr bool kOneCtaPerSm = ctas_per_sm(kTokens) == 1;
-  // With one CTA an SM the role is broadcast from lane 0, so the compiler knows it is
-  // warp-uniform and keeps the stage cursors and descriptors in uniform registers: 21 fewer
-  // instructions in the 128-token loop (600 -> 579), 0.964-1.002x the time at M = 128 and 256
-  // (prefill v15). The two-CTA layout keeps the plain index, as measured.
+  // With one CTA an SM the role is warp_uniform: 21 fewer instructions in the 128-token loop
+  // (600 -> 579), 0.964-1.002x the time at M = 128 and 256 (prefill v15). The two-CTA layout
+  // keeps the plain index, as measured.
   const int warpgroup =
-      kOneCtaPerSm ? __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) : int(threadIdx.x / 128);
+      kOneCtaPerSm ? gpu::warp_uniform(threadIdx.x / 128) : int(threadIdx.x / 128);
   if (kOneCtaPerSm ? warpgroup == 0 : warpgroup == kConsumers) {
     if constexpr (kOneCtaPerSm) {
       gpu::release_registers<kProducerRegisters>();
