@@ -210,6 +210,27 @@ SF_HOST_DEVICE constexpr bool one_wave_split_pays(int64_t tiles, int64_t k_block
   return 10 * two <= 9 * one;
 }
 
+// int8 at one token tile: two splits (clustered pairs, push form) wherever one split leaves more
+// than one CTA an SM and the SM still holds 3 CTAs with the push form's receive area
+// (ctas_per_sm, counted with it), even where the wave counts above come out level. An int8
+// k-block is 4 KB, twice int4's, so a one-split CTA streams twice as long and the SMs that finish
+// their last CTA early idle longer; half-length CTAs shorten that tail. Where the receive area
+// costs the third CTA (int8 g128 at M = 4, g32 at M = 3), or only 2 fit anyway (g128 at M = 5-8),
+// the pair lost. H200, v30 in docs/perf/decode.md, one split -> two clustered splits, g128:
+//   M = 1-3 (3 CTAs an SM with push): l3-70b.gate_up 0.954-0.973x, 5120 x 55296 0.972-0.978x,
+//     8192 x 25344 0.989-0.992x, 4096 x 38400 0.955-0.969x;
+//   M = 4 (the barrier form, 3 CTAs): 0.980-1.061x; M = 8 (2 CTAs): 1.009-1.074x.
+// One measured miss: 4096 x 38400 at g32, M = 1-2, 1.034x (l3-70b.gate_up at g32: 0.975x).
+// int4 keeps the wave rules: its pair ran 0.99-1.01x one split on l3-70b.gate_up at M = 1 (v16,
+// v30), 1.04x on 5120 x 55296 (v30) and 1.01x on l3-70b.gate_up at M = 32 (v12a).
+constexpr int kInt8TailSplitMinCtasPerSm = 3;
+SF_HOST_DEVICE constexpr bool int8_tail_split_pays(int bits, int token_tiles, int64_t tiles,
+                                                   int64_t k_blocks, int sm_count,
+                                                   int ctas_per_sm) {
+  return bits == 8 && token_tiles == 1 && sm_count > 0 && tiles > sm_count &&
+         ctas_per_sm >= kInt8TailSplitMinCtasPerSm && k_blocks / 2 >= kWarpSplitMinBlocksPerSplit;
+}
+
 // Stream-K within clusters (the warp-split kernel at 1-2 token tiles, int4, sm_90; plan_decode).
 // A split grid gives every strip the same number of CTAs, so the CTAs per SM come in whole
 // strips' worth: l3-8b.qkv (96 strips of 64 k-blocks, 2 splits) puts two CTAs, 64 blocks, on 60

@@ -85,7 +85,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
-  // Two splits from a wave rule (config.h): a grid of several waves, or of one uneven wave.
+  // Two splits from a wave rule (config.h): a grid of several waves, or of one uneven wave, or
+  // (int8, one token tile) of more CTAs than SMs.
   bool wave_pair = false;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
@@ -104,6 +105,15 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
         d->splits == 1 &&
         (multi_wave_split_pays(tiles, g.k_blocks, slots) ||
          (d->token_tiles <= 2 && one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots)));
+    if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
+      // config.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
+      DecodePlan pushed = *d;
+      pushed.shared_bytes += cluster_receive_bytes(2, d->token_tiles);
+      int pushed_ctas_per_sm = 0;
+      SF_RETURN_IF_ERROR(ctas_per_sm_for(p, pushed, &pushed_ctas_per_sm));
+      wave_pair = int8_tail_split_pays(g.bits, d->token_tiles, tiles, g.k_blocks,
+                                       plan->sm_count, pushed_ctas_per_sm);
+    }
     if (wave_pair) d->splits = 2;
   } else {
     d->splits = split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);

@@ -333,6 +333,18 @@ TEST(DecodeConfig, MultiWaveGridsTakeTwoSplitsWhenTheWavesShrink) {
   EXPECT_FALSE(multi_wave_split_pays(448, 64, 0));
 }
 
+// ctas_per_sm counts the pair's push area (launch.cu).
+TEST(DecodeConfig, Int8AtOneTokenTileTakesTwoSplitsPastOneCtaAnSm) {
+  EXPECT_TRUE(int8_tail_split_pays(8, 1, 896, 128, 132, 3));   // l3-70b.gate_up, M = 1-3
+  EXPECT_TRUE(int8_tail_split_pays(8, 1, 133, 128, 132, 3));   // one CTA more than SMs
+  EXPECT_FALSE(int8_tail_split_pays(8, 1, 896, 128, 132, 2));  // M = 4-8: the pair lost
+  EXPECT_FALSE(int8_tail_split_pays(8, 1, 132, 128, 132, 3));  // one CTA an SM: split_count's
+  EXPECT_FALSE(int8_tail_split_pays(4, 1, 896, 128, 132, 6));  // int4 keeps the wave rules
+  EXPECT_FALSE(int8_tail_split_pays(8, 2, 896, 128, 132, 3));  // M = 9-16
+  EXPECT_FALSE(int8_tail_split_pays(8, 1, 896, 46, 132, 3));   // 23 blocks a split: too short
+  EXPECT_FALSE(int8_tail_split_pays(8, 1, 896, 128, 0, 3));
+}
+
 TEST(DecodeConfig, UnevenOneWaveGridsTakeTwoSplits) {
   EXPECT_TRUE(one_wave_split_pays(448, 64, 132, 528));    // l3-8b.gate_up, M = 1: 256 -> 224
   EXPECT_FALSE(one_wave_split_pays(396, 64, 132, 528));   // 3 a SM either way: 192 -> 192

@@ -481,6 +481,41 @@ TEST(DecodeSplitPlan, UnevenOneWaveGridTakesClusteredPairs) {
   if (sms == 132) EXPECT_EQ(plan.decode.warp_stages, 3);
 }
 
+// int8 at one token tile (config.h, int8_tail_split_pays): 264 strips of 64 k-blocks, one split
+// at 3 CTAs an SM on an H200, where the wave rules come out level. At M = 1-3 the SM still holds
+// 3 CTAs with the pair's push area, so the plan takes two clustered splits by push; at M = 4 the
+// area would cost the third CTA and at M = 8 only 2 fit, so one split stays. Each plan runs
+// against the reference, deterministic mode included (its cluster sums are ordered).
+TEST(DecodeSplitPlan, Int8OneTokenTileTakesPushedPairsWhereThreeCtasFit) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  const int sms = device_sm_count();
+  ASSERT_GT(sms, 0);
+  const int64_t n = 264 * 64, k = 4096;
+  std::mt19937_64 rng(testing::test_seed() + 216);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[3], n, k, 128, false, DType::kBF16));
+  for (const int64_t m : {int64_t(1), int64_t(3), int64_t(4), int64_t(8)}) {
+    for (const bool deterministic : {false, true}) {
+      const std::string where = "m=" + std::to_string(m) +
+                                (deterministic ? " deterministic" : "");
+      GemmCase c = testing::gemm_case(w, DType::kBF16, m, m == 3, decode_options(deterministic));
+      c.repeats = deterministic ? 3 : 1;
+      const auto r = testing::run_and_check(c, rng());
+      ASSERT_TRUE(r.ok) << where << ": " << r.message;
+      EXPECT_TRUE(r.bitwise_stable) << where;
+      if (sms != 132) continue;
+      if (m <= 3) {
+        EXPECT_EQ(r.splits, 2) << where;
+        EXPECT_EQ(r.decode_epilogue, kEpilogueCluster) << where;
+        EXPECT_TRUE(r.cluster_push) << where;
+      } else {
+        EXPECT_EQ(r.splits, 1) << where;
+      }
+    }
+  }
+}
+
 // Deterministic mode: bitwise identical run to run, on a shape with many splits.
 TEST(DecodeDeterminism, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_GPU();
