@@ -176,6 +176,26 @@ for stage in "$@"; do
     dequant)
       "$build/bench/sailfish_dequant_bench" > "$out/dequant.log" 2>&1
       note "dequant bench: rc=$?"; cat "$out/dequant.log" | tee -a "$summary" ;;
+    other-models-sweep)
+      # The decode plan on layer shapes of other models than the default set (Qwen2.5 7B, 32B and
+      # 72B, a Mixtral expert): auto against forced depths 1-4, int4 at M = 1 and 16, int8 at
+      # M = 1; scripts/perf/split_table.py makes the table.
+      shapes=q7.qkv=3584x4608,q7.o=3584x3584,q7.gate_up=3584x37888,q7.down=18944x3584
+      shapes+=,q32.qkv=5120x7168,q32.o=5120x5120,q32.gate_up=5120x55296,q32.down=27648x5120
+      shapes+=,q72.gate_up=8192x59136,q72.down=29568x8192,mx.w1=4096x14336,mx.w2=14336x4096
+      for bits in 4 8; do
+        ms=1,16
+        [ "$bits" = 8 ] && ms=1
+        bench --tiers decode --bits $bits --shapes "$shapes" -m $ms --no-cublas \
+          --json "$out/other_b${bits}_auto.json" > "$out/other_b${bits}_auto.log" 2>&1
+        for s in 1 2 3 4; do
+          SAILFISH_DECODE_SPLITS=$s bench --tiers decode --bits $bits --shapes "$shapes" -m $ms \
+            --no-cublas --json "$out/other_b${bits}_s$s.json" > "$out/other_b${bits}_s$s.log" 2>&1
+        done
+        python3 "$root/scripts/perf/split_table.py" "$out/other_b${bits}_auto.json" \
+          "$out"/other_b${bits}_s?.json > "$out/other_b${bits}_table.md"
+        note "other models, int$bits: rc=$?"
+      done ;;
     decode-sweep)
       # The decode tier on every default shape: the heuristic (with cuBLAS alongside), forced split
       # depths, the red.global epilogue, no programmatic dependent launch, int8; then the

@@ -210,6 +210,29 @@ SF_HOST_DEVICE constexpr bool one_wave_split_pays(int64_t tiles, int64_t k_block
   return 10 * two <= 9 * one;
 }
 
+// A one-split grid of less than one wave that cannot spread evenly (tiles not a multiple of the
+// SMs) and that leaves room for another CTA on its busiest SM: two splits instead (clustered
+// pairs), which fill every SM's slots. The busiest-SM count above comes out level on these grids,
+// yet the pair ran far faster; the one-split grid ran slower than a larger, even one (H200,
+// int4 g128, K = 4096 at M = 16: 224 strips 16.46 us, 264 strips 12.50), so the SM shares are
+// not the even spread that count assumes, and the rule is drawn from the sweep itself (v31 in
+// docs/perf/decode.md, one split -> two, 3 CTAs an SM at M = 16 and 4 at M = 1):
+//   M = 16, 224 and 250 strips, K = 4096 and 8192: 0.74-0.85x (Mixtral's 4096 x 14336 expert
+//     is the 224-strip K = 4096 grid);
+//   M = 1, 380 strips: 0.83-0.90x;
+// and where it does not apply, the pair lost: 264 strips at M = 16 (even, 1.01-1.15x),
+// 380-396 strips at M = 16 (3 a SM, full: 1.04-1.11x), 520 strips at M = 1 (4 a SM, full:
+// 0.99-1.09x). One measured miss is left: 396 strips at M = 1 (even, 3 of 4 slots) ran
+// 0.84-0.91x at two splits. plan_decode asks it at 1-2 token tiles.
+SF_HOST_DEVICE constexpr bool partial_wave_split_pays(int64_t tiles, int64_t k_blocks,
+                                                      int64_t sm_count, int ctas_per_sm) {
+  if (sm_count < 1 || tiles <= sm_count || tiles % sm_count == 0 ||
+      k_blocks / 2 < kWarpSplitMinBlocksPerSplit) {
+    return false;
+  }
+  return (tiles + sm_count - 1) / sm_count < ctas_per_sm;
+}
+
 // int8 at one token tile: two splits (clustered pairs, push form) wherever one split leaves more
 // than one CTA an SM and the SM still holds 3 CTAs with the push form's receive area
 // (ctas_per_sm, counted with it), even where the wave counts above come out level. An int8

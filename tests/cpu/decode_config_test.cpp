@@ -333,6 +333,18 @@ TEST(DecodeConfig, MultiWaveGridsTakeTwoSplitsWhenTheWavesShrink) {
   EXPECT_FALSE(multi_wave_split_pays(448, 64, 0));
 }
 
+TEST(DecodeConfig, PartialUnevenWavesTakeTwoSplits) {
+  EXPECT_TRUE(partial_wave_split_pays(224, 64, 132, 3));   // M = 16, 2 a SM at most of 3
+  EXPECT_TRUE(partial_wave_split_pays(250, 128, 132, 3));
+  EXPECT_TRUE(partial_wave_split_pays(380, 64, 132, 4));   // M = 1, 3 a SM at most of 4
+  EXPECT_FALSE(partial_wave_split_pays(264, 64, 132, 3));  // even: 2 on every SM
+  EXPECT_FALSE(partial_wave_split_pays(380, 64, 132, 3));  // 3 a SM of 3: full
+  EXPECT_FALSE(partial_wave_split_pays(520, 64, 132, 4));  // 4 a SM of 4: full
+  EXPECT_FALSE(partial_wave_split_pays(100, 64, 132, 4));  // fewer tiles than SMs: split_count's
+  EXPECT_FALSE(partial_wave_split_pays(224, 46, 132, 3));  // 23 blocks a split: too short
+  EXPECT_FALSE(partial_wave_split_pays(224, 64, 0, 3));
+}
+
 // ctas_per_sm counts the pair's push area (launch.cu).
 TEST(DecodeConfig, Int8AtOneTokenTileTakesTwoSplitsPastOneCtaAnSm) {
   EXPECT_TRUE(int8_tail_split_pays(8, 1, 896, 128, 132, 3));   // l3-70b.gate_up, M = 1-3

@@ -481,6 +481,36 @@ TEST(DecodeSplitPlan, UnevenOneWaveGridTakesClusteredPairs) {
   if (sms == 132) EXPECT_EQ(plan.decode.warp_stages, 3);
 }
 
+// A one-split grid of less than a wave, uneven over the SMs, with room for another CTA on its
+// busiest SM (config.h, partial_wave_split_pays): Mixtral's 4096 x 14336 expert at M = 16, 224
+// strips at 3 CTAs an SM on an H200, takes two clustered splits and runs against the reference.
+// An even grid (264 strips at M = 16) and a full one (520 strips at M = 1, 4 a SM) keep one.
+TEST(DecodeSplitPlan, PartialUnevenWaveTakesClusteredPairs) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "thread-block clusters need sm_90";
+  const int sms = device_sm_count();
+  ASSERT_GT(sms, 0);
+  std::mt19937_64 rng(testing::test_seed() + 217);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[0], 14336, 4096, 128, false,
+                                DType::kBF16));
+  const GemmCase c = testing::gemm_case(w, DType::kBF16, 16, true, decode_options());
+  const auto r = testing::run_and_check(c, rng());
+  ASSERT_TRUE(r.ok) << r.message;
+  if (sms != 132) return;
+  EXPECT_EQ(r.splits, 2);
+  EXPECT_EQ(r.decode_epilogue, kEpilogueCluster);
+  Problem problem;
+  Plan plan;
+  const int64_t keep_one[][2] = {{264 * 64, 16}, {520 * 64, 1}};  // {n, m}
+  for (const auto& nm : keep_one) {
+    problem.m = nm[1];
+    ASSERT_TRUE(PackedGeometry::make(nm[0], 4096, 4, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    EXPECT_EQ(plan.decode.splits, 1) << "n=" << nm[0] << " m=" << nm[1];
+  }
+}
+
 // int8 at one token tile (config.h, int8_tail_split_pays): 264 strips of 64 k-blocks, one split
 // at 3 CTAs an SM on an H200, where the wave rules come out level. At M = 1-3 the SM still holds
 // 3 CTAs with the pair's push area, so the plan takes two clustered splits by push; at M = 4 the
