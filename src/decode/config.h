@@ -223,7 +223,8 @@ SF_HOST_DEVICE constexpr bool one_wave_split_pays(int64_t tiles, int64_t k_block
 // and where it does not apply, the pair lost: 264 strips at M = 16 (even, 1.01-1.15x),
 // 380-396 strips at M = 16 (3 a SM, full: 1.04-1.11x), 520 strips at M = 1 (4 a SM, full:
 // 0.99-1.09x). One measured miss is left: 396 strips at M = 1 (even, 3 of 4 slots) ran
-// 0.84-0.91x at two splits. plan_decode asks it at 1-2 token tiles.
+// 0.84-0.91x at two splits. plan_decode asks it at 1-2 token tiles and for int4 only, where it
+// was measured (int8 at one token tile has int8_tail_split_pays below).
 SF_HOST_DEVICE constexpr bool partial_wave_split_pays(int64_t tiles, int64_t k_blocks,
                                                       int64_t sm_count, int ctas_per_sm) {
   if (sm_count < 1 || tiles <= sm_count || tiles % sm_count == 0 ||

@@ -97,16 +97,16 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   } else if (d->warp_split) {
     d->splits = warp_split_count(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm);
     const int64_t slots = int64_t(plan->sm_count) * ctas_per_sm;
-    // The one-wave rule only at 1-2 token tiles: at 3-4 a pair at four stages keeps the plan
-    // from the three-stage depth below (l3-70b.qkv at M = 32: s2/e3 at four stages 30.1 us,
-    // at three 26.5).
+    // The one-wave rules (an uneven wave; int4's partial wave) only at 1-2 token tiles: at 3-4 a
+    // pair at four stages keeps the plan from the three-stage depth below (l3-70b.qkv at M = 32:
+    // s2/e3 at four stages 30.1 us, at three 26.5).
     const int64_t tiles = g.n_blocks * d->m_groups;
+    const bool one_wave_pair =
+        d->token_tiles <= 2 &&
+        (one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots) ||
+         (g.bits == 4 && partial_wave_split_pays(tiles, g.k_blocks, plan->sm_count, ctas_per_sm)));
     wave_pair =
-        d->splits == 1 &&
-        (multi_wave_split_pays(tiles, g.k_blocks, slots) ||
-         (d->token_tiles <= 2 &&
-          (one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots) ||
-           partial_wave_split_pays(tiles, g.k_blocks, plan->sm_count, ctas_per_sm))));
+        d->splits == 1 && (multi_wave_split_pays(tiles, g.k_blocks, slots) || one_wave_pair);
     if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
       // config.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
       DecodePlan pushed = *d;
