@@ -73,6 +73,14 @@ Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim
                                               d.shared_bytes, pdl, stream);
 }
 
+// Plan d with the cluster epilogue's push-form receive area for `splits` ranks added to its
+// shared memory (config.h, cluster_receive_bytes: the area lies past the warps' regions).
+DecodePlan with_receive_area(const DecodePlan& d, int splits) {
+  DecodePlan pushed = d;
+  pushed.shared_bytes += cluster_receive_bytes(splits, d.token_tiles);
+  return pushed;
+}
+
 // Occupancy, split depth and split epilogue (the current device must be plan->device).
 // Several splits: fp32 partials summed in split order (the reduce kernel, or the cluster of a
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
@@ -109,10 +117,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
         d->splits == 1 && (multi_wave_split_pays(tiles, g.k_blocks, slots) || one_wave_pair);
     if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
       // config.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
-      DecodePlan pushed = *d;
-      pushed.shared_bytes += cluster_receive_bytes(2, d->token_tiles);
       int pushed_ctas_per_sm = 0;
-      SF_RETURN_IF_ERROR(ctas_per_sm_for(p, pushed, &pushed_ctas_per_sm));
+      SF_RETURN_IF_ERROR(ctas_per_sm_for(p, with_receive_area(*d, 2), &pushed_ctas_per_sm));
       wave_pair = int8_tail_split_pays(g.bits, d->token_tiles, tiles, g.k_blocks,
                                        plan->sm_count, pushed_ctas_per_sm);
     }
@@ -218,8 +224,7 @@ Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePl
     return Status();
   }
   const Problem& p = plan->problem;
-  DecodePlan pushed = *d;
-  pushed.shared_bytes += cluster_receive_bytes(d->splits, d->token_tiles);
+  DecodePlan pushed = with_receive_area(*d, d->splits);
   Status first_error;
   const int clusters_before = resident_clusters(p, *d, &first_error)(d->splits);
   const int clusters_after = resident_clusters(p, pushed, &first_error)(d->splits);
