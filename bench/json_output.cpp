@@ -47,6 +47,7 @@ Json options_json(const BenchOptions& o) {
   for (Tier t : o.tiers) tiers.push_back(tier_label(t));
   j["tiers"] = tiers;
   j["deterministic"] = nullable(o.deterministic);
+  j["tune"] = o.tune;
   j["graph_launches"] = o.graph_launches;
   j["replays"] = o.replays;
   j["warmup_replays"] = o.warmup_replays;
@@ -73,6 +74,13 @@ Json row_json(const RowResult& r) {
   j["tier"] = r.tier.empty() ? Json(nullptr) : Json(r.tier);
   j["reason"] = r.reason;
   j["launch"] = r.launch;
+  if (r.tune_chosen >= 0) {
+    Json candidates = Json::array();
+    for (const auto& c : r.tune_candidates) {
+      candidates.push_back({{"label", c.label}, {"launch", c.launch}, {"us", c.us}});
+    }
+    j["tune"] = {{"chosen", r.tune_chosen}, {"candidates", candidates}};
+  }
   j["deterministic"] = nullable(r.deterministic);
   j["status"] = row_status_name(r.status);
   j["message"] = r.message;

@@ -99,6 +99,9 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
                  "Comma list of Sailfish tiers to measure: auto, decode, prefill, dense")
       ->delimiter(',');
   app.add_flag("--deterministic", deterministic, "Plan with the deterministic option");
+  app.add_flag("--tune", o.tune,
+               "Plan each Sailfish row by timing the rule's plan and its alternatives "
+               "(sailfish::tune) instead of plan()'s rules");
   app.add_option("--graph-launches", o.graph_launches,
                  "Launches captured per CUDA graph (raised to the number of cold copies)")
       ->check(CLI::Range(1, 100000));

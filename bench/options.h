@@ -22,6 +22,7 @@ struct BenchOptions {
   bool bias = false;
   std::vector<Tier> tiers = {Tier::kAuto};
   std::optional<bool> deterministic;  // unset: the library default / SAILFISH_DETERMINISTIC
+  bool tune = false;  // plan each Sailfish row with sailfish::tune (sailfish/tune.h), not plan()
   int graph_launches = 20;   // launches per graph (raised to the number of cold copies)
   int replays = 7;           // timed graph replays; the median is reported
   int warmup_replays = 1;

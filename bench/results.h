@@ -30,6 +30,13 @@ struct RowResult {
   std::string tier;    // the tier the plan chose
   std::string reason;  // plan.reason
   std::string launch;  // the tier's launch configuration (tile width, splits, grid)
+  // --tune: every candidate tune() timed, as (label, launch, us per call), and the chosen one.
+  struct TuneCandidateResult {
+    std::string label, launch;
+    double us = 0.0;
+  };
+  std::vector<TuneCandidateResult> tune_candidates;
+  int tune_chosen = -1;
   std::optional<bool> deterministic;
   RowStatus status = RowStatus::kOk;
   std::string message;  // why a row is not ok

@@ -10,6 +10,7 @@
 #include "graph_timer.h"
 #include "random_fill.h"
 #include "roofline.h"
+#include "sailfish/tune.h"
 #include "table.h"
 #include "weight_set.h"
 
@@ -184,12 +185,28 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   plan_options.tier = tier;
   plan_options.deterministic = o.deterministic;
   Plan p;
-  const Status planned = plan(problem, o.device, plan_options, &p);
+  TuneReport tuning;
+  const Status planned =
+      o.tune ? tune(problem, o.device, plan_options, b.weights.weight(0), *ctx.sailfish,
+                    stream, TuneOptions(), &p, &tuning)
+             : plan(problem, o.device, plan_options, &p);
   if (!planned.ok()) {
     if (planned.code() != StatusCode::kUnsupported) return planned;
     row->status = RowStatus::kUnsupported;
     row->message = planned.message();
     return Status();
+  }
+  if (o.tune) {
+    row->tune_chosen = tuning.chosen;
+    for (const TuneCandidate& c : tuning.candidates) {
+      row->tune_candidates.push_back({c.label, launch_summary(c.plan), c.us_per_call});
+    }
+    // The tuning's replays just ran at full power: on the large layers the SM clock came down by
+    // up to 6% in the row timed right after them (H200, docs/perf/decode.md v32), so let it
+    // recover as after a large row.
+    if (tuning.candidates.size() > 1 && o.cooldown_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.cooldown_ms));
+    }
   }
   row->tier = tier_label(p.tier);
   row->reason = p.reason;

@@ -115,7 +115,8 @@ for stage in "$@"; do
       note "ncu sass decode $shape M=$m: rc=$?" ;;
     decode-tests)
       timeout 300 "$build/tests/sailfish_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='*Decode*:MatMulNBitsOp.*:*Dispatch*:*Options*' > "$out/decode_tests.log" 2>&1
+        --gtest_filter='*Decode*:MatMulNBitsOp.*:*Dispatch*:*Options*:Tune.*' \
+        > "$out/decode_tests.log" 2>&1
       note "decode tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/decode_tests.log" | head -3 | tr '\n' ' ')"
       grep -E "Failure" -A6 "$out/decode_tests.log" | head -40 ;;
     mid-m)
@@ -195,6 +196,29 @@ for stage in "$@"; do
         python3 "$root/scripts/perf/split_table.py" "$out/other_b${bits}_auto.json" \
           "$out"/other_b${bits}_s?.json > "$out/other_b${bits}_table.md"
         note "other models, int$bits: rc=$?"
+      done ;;
+    tune-bench)
+      # Measured planning (sailfish::tune, the bench's --tune) against plan()'s rules, each in its
+      # own run: the other models' shapes (int4 at M = 1, 16 and 32, int8 at M = 1) and the default
+      # set at M = 1-64; scripts/perf/tune_table.py makes the tables.
+      shapes=q7.qkv=3584x4608,q7.o=3584x3584,q7.gate_up=3584x37888,q7.down=18944x3584
+      shapes+=,q32.qkv=5120x7168,q32.o=5120x5120,q32.gate_up=5120x55296,q32.down=27648x5120
+      shapes+=,q72.gate_up=8192x59136,q72.down=29568x8192,mx.w1=4096x14336,mx.w2=14336x4096
+      for set in other_b4 other_b8 default; do
+        case $set in
+          other_b4) args=(--bits 4 --shapes "$shapes" -m 1,16,32) ;;
+          other_b8) args=(--bits 8 --shapes "$shapes" -m 1) ;;
+          default) args=(-m 1,16,24,32,48,64) ;;
+        esac
+        for mode in auto tuned; do
+          flag=()
+          [ $mode = tuned ] && flag=(--tune)
+          timeout 280 "$build/bench/sailfish_bench" "${args[@]}" "${flag[@]}" --no-cublas \
+            --json "$out/tune_${set}_$mode.json" > "$out/tune_${set}_$mode.log" 2>&1
+          note "tune bench $set $mode: rc=$?"
+        done
+        python3 "$root/scripts/perf/tune_table.py" "$out/tune_${set}_auto.json" \
+          "$out/tune_${set}_tuned.json" > "$out/tune_${set}_table.md"
       done ;;
     decode-sweep)
       # The decode tier on every default shape: the heuristic (with cuBLAS alongside), forced split

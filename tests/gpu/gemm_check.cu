@@ -88,13 +88,15 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
     return failure("upload", st);
   }
 
-  Plan plan;
-  const Problem problem = Problem::for_weight(storage.view(), c.m, c.dtype, c.bias);
-  if (Status st = sailfish::plan(problem, -1, c.options, &plan); !st.ok()) {
-    return failure("plan", st);
-  }
   std::unique_ptr<Context> context;
   if (Status st = Context::create(-1, &context); !st.ok()) return failure("Context::create", st);
+  Plan plan;
+  const Problem problem = Problem::for_weight(storage.view(), c.m, c.dtype, c.bias);
+  if (Status st = c.planner ? c.planner(problem, storage.view(), *context, &plan)
+                            : sailfish::plan(problem, -1, c.options, &plan);
+      !st.ok()) {
+    return failure("plan", st);
+  }
 
   DeviceBuffer d_a, d_bias, d_y(static_cast<size_t>(c.m * w.n) * 2), d_ws;
   if (!d_a.upload(a_bits) || (c.bias && !d_bias.upload(bias_bits)) ||

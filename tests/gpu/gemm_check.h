@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct GemmCase {
   // The red.global epilogue rounds each split's partial sum to 16 bits: allow half an output ulp
   // (at the largest magnitude) per split on top of the rule.
   bool allow_split_rounding = false;
+  // Makes the plan instead of plan(problem, -1, options) (the tune() tests), given the uploaded
+  // weight and the context run() will use.
+  std::function<Status(const Problem&, const DeviceWeight&, const Context&, Plan*)> planner;
 };
 
 struct GemmCheckResult {

@@ -1,0 +1,63 @@
+// Measured planning (FFTW_MEASURE's idea): time the rule's plan and its alternatives on this
+// device, with the caller's weight and cold caches, and keep the fastest.
+//
+// plan() picks a launch by rules drawn from sweeps on the H200 (docs/perf/decode.md). On the
+// shapes they were drawn from they are within a few percent of the best launch; on shapes of
+// other models a different decode split depth ran up to 1.16x faster (Qwen2.5 and Mixtral layers,
+// v31). tune() finds those for the caller's own shapes.
+//
+// Unlike plan() and run(), tune() allocates (copies of the weight spanning twice the L2, so each
+// timed call reads DRAM as a real decode step does), captures CUDA graphs and synchronizes: call
+// it once per (layer shape, M) at startup, keep the Plan, and use run() as usual. A tuned plan is
+// an ordinary plan: deterministic mode stays bitwise reproducible for it. Two tunings can choose
+// different plans, though, and plans of different split depths sum in a different order, so keep
+// TuneCandidate::options (plan() reproduces the chosen plan from them) where results must match
+// across processes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "sailfish/sailfish.h"
+
+namespace sailfish {
+
+struct TuneOptions {
+  int launches = 24;       // calls per timed CUDA graph (rounded up to whole weight rotations)
+  int rounds = 7;          // timed replays of each candidate, interleaved; the median counts
+  // Another candidate replaces the rule's plan only when its median is at least this fraction
+  // faster: the rules were measured on many shapes, one tuning on one, and replays of the same
+  // graph vary by ~1% on the H200.
+  double min_gain = 0.02;
+  // Rotate weight copies spanning cold_l2_factor x the L2, as the bench does; 0 times one copy,
+  // L2-warm for layers below the L2 size.
+  double cold_l2_factor = 2.0;
+  int max_weight_copies = 64;
+};
+
+struct TuneCandidate {
+  std::string label;         // "rule", "decode splits=3", "prefill rule"
+  Options options;           // plan() with these options gives this candidate's plan
+  Plan plan;
+  double us_per_call = 0.0;  // median over the rounds
+};
+
+struct TuneReport {
+  std::vector<TuneCandidate> candidates;  // [0] is plan()'s own choice for the options given
+  int chosen = 0;                         // index of the plan tune() returned
+  int weight_copies = 0;                  // copies rotated in each timed graph
+};
+
+// Candidates: plan()'s choice for (problem, options); where the options leave the decode split
+// depth to the rules (Options::decode_splits and SAILFISH_DECODE_SPLITS unset) and the tier is
+// decode, or auto at M <= 64, every distinct decode depth 1-8; at auto and M <= 64 on a device
+// with the prefill tier, the prefill tier's own plan too. Other problems have one candidate, which
+// is returned untimed. weight must match the problem; stream orders tune() after the caller's
+// work on it (the weight's upload); tune() runs on its own stream and returns with both idle.
+Status tune(const Problem& problem, int device, const Options& options, const DeviceWeight& weight,
+            const Context& context, cudaStream_t stream, const TuneOptions& tune_options,
+            Plan* out, TuneReport* report = nullptr);
+
+}  // namespace sailfish

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Measured planning against the rules: per (shape, M), the rule's run and the tuned run.
+
+Usage: tune_table.py AUTO_JSON TUNED_JSON   (bench JSONs of the same rows, the second run with
+                                             --tune; a markdown table on stdout)
+Each row gives both times, tuned / auto, both launches, and the candidate tune() chose with its
+time and the rule's within the tuning (from the tuned row's reason). A last line sums it up.
+"""
+import argparse
+import json
+import re
+
+
+def rows(path):
+    with open(path) as f:
+        data = json.load(f)
+    return {(r["shape"], r["M"]): r for r in data["rows"] if r.get("status") == "ok"}
+
+
+def short_launch(row):
+    fields = dict(re.findall(r"(\w+)=(\d+)", row.get("launch") or ""))
+    if row.get("tier") == "decode":
+        text = f"s{fields.get('splits', '?')}/e{fields.get('epilogue', '?')}"
+        if "warp_stages" in fields:
+            text += f"/w{fields['warp_stages']}"
+        return text
+    if row.get("tier") == "prefill":
+        return f"t{fields.get('tokens', '?')}/s{fields.get('splits', '?')}"
+    return row.get("tier", "?")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("auto")
+    parser.add_argument("tuned")
+    args = parser.parse_args()
+    auto, tuned = rows(args.auto), rows(args.tuned)
+    print("| shape | M | auto us | auto launch | tuned us | tuned launch | tuned / auto "
+          "| chosen (tuning's us, rule's us) |")
+    print("|---|---|---|---|---|---|---|---|")
+    ratios = []
+    for key in sorted(auto, key=lambda k: (k[1], k[0])):
+        if key not in tuned:
+            continue
+        a, t = auto[key], tuned[key]
+        ratio = t["us"] / a["us"]
+        ratios.append(ratio)
+        m = re.match(r"tuned: (.*?) ([\d.]+) us of (\d+) candidates \(rule ([\d.]+) us", t.get(
+            "reason", ""))
+        chosen = f"{m.group(1)} ({float(m.group(2)):.2f}, {float(m.group(4)):.2f}) of {m.group(3)}" \
+            if m else "untimed"
+        print(f"| {key[0]} | {key[1]} | {a['us']:.2f} | {short_launch(a)} | {t['us']:.2f} | "
+              f"{short_launch(t)} | {ratio:.3f} | {chosen} |")
+    if ratios:
+        changed = [r for r in ratios if abs(r - 1) > 0.02]
+        print(f"\n{len(ratios)} rows: tuned / auto {min(ratios):.3f}-{max(ratios):.3f}; "
+              f"{len(changed)} rows beyond 2%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+// tune(): plan()'s choice and its alternatives, each timed as the bench times a layer (one CUDA
+// graph of calls over rotating weight copies, replays timed with events, the median kept), and
+// the fastest returned. include/sailfish/tune.h says when to call it.
+#include "sailfish/tune.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "api/environment.h"
+#include "common/cuda_check.h"
+#include "prefill/launch.h"
+#include "sailfish/quantize.h"
+
+namespace sailfish {
+
+namespace {
+
+// The M range where the tiers and depths tune() compares meet: decode's 1-8 token tiles and the
+// prefill tier's narrow tiles (docs/perf/decode.md, Crossover v2). Above it plan() has one
+// candidate worth timing.
+constexpr int64_t kTuneMaxM = 64;
+constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest cluster (decode/config.h)
+
+// Scope guards for the CUDA objects tune() makes; each frees what it holds on every return path.
+struct StreamHolder {
+  cudaStream_t stream = nullptr;
+  ~StreamHolder() {
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
+struct EventHolder {
+  cudaEvent_t event = nullptr;
+  ~EventHolder() {
+    if (event != nullptr) cudaEventDestroy(event);
+  }
+};
+struct MemoryHolder {
+  void* ptr = nullptr;
+  ~MemoryHolder() {
+    if (ptr != nullptr) cudaFree(ptr);
+  }
+  Status allocate(size_t bytes, const char* what) {
+    if (bytes == 0) return Status();
+    const cudaError_t err = cudaMalloc(&ptr, bytes);
+    if (err == cudaSuccess) return Status();
+    ptr = nullptr;
+    cudaGetLastError();  // an allocation failure is not sticky; clear it
+    return Status(StatusCode::kCudaError,
+                  detail::concat("tune: could not allocate ", bytes, " bytes for ", what, " (",
+                                 cudaGetErrorString(err), ")"));
+  }
+};
+struct GraphHolder {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  GraphHolder() = default;
+  GraphHolder(const GraphHolder&) = delete;
+  GraphHolder& operator=(const GraphHolder&) = delete;
+  ~GraphHolder() {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+};
+
+Status validate_tune_options(const TuneOptions& t) {
+  if (t.launches < 1 || t.launches > 4096) {
+    return invalid_argument("tune: launches is ", t.launches, "; accepted: 1-4096");
+  }
+  if (t.rounds < 1 || t.rounds > 1000) {
+    return invalid_argument("tune: rounds is ", t.rounds, "; accepted: 1-1000");
+  }
+  if (!(t.min_gain >= 0.0 && t.min_gain < 0.5)) {
+    return invalid_argument("tune: min_gain is ", t.min_gain, "; accepted: [0, 0.5)");
+  }
+  if (!(t.cold_l2_factor >= 0.0 && t.cold_l2_factor <= 16.0)) {
+    return invalid_argument("tune: cold_l2_factor is ", t.cold_l2_factor, "; accepted: [0, 16]");
+  }
+  if (t.max_weight_copies < 1 || t.max_weight_copies > 1024) {
+    return invalid_argument("tune: max_weight_copies is ", t.max_weight_copies,
+                            "; accepted: 1-1024");
+  }
+  return Status();
+}
+
+// tune() reads the weight only when it times, but a weight that does not fit the problem is a
+// caller's mistake either way: say so at once.
+Status validate_weight(const Problem& p, const DeviceWeight& w) {
+  const PackedGeometry &a = w.geometry, &b = p.geometry;
+  if (a.n != b.n || a.k != b.k || a.bits != b.bits || a.group_size != b.group_size ||
+      w.scale_dtype != p.scale_dtype || w.zero_kind != p.zero_kind ||
+      (w.perm != nullptr) != p.act_order) {
+    return invalid_argument("tune: the weight [n=", a.n, ", k=", a.k, ", bits=", a.bits,
+                            ", group=", a.group_size, ", scales ", dtype_name(w.scale_dtype),
+                            ", zero ", zero_point_kind_name(w.zero_kind), ", act_order ",
+                            w.perm != nullptr, "] does not match the problem's [n=", b.n,
+                            ", k=", b.k, ", bits=", b.bits, ", group=", b.group_size, ", scales ",
+                            dtype_name(p.scale_dtype), ", zero ",
+                            zero_point_kind_name(p.zero_kind), ", act_order ", p.act_order,
+                            "]; make the problem with Problem::for_weight");
+  }
+  if (w.codes == nullptr || w.scales == nullptr) {
+    return invalid_argument("tune: weight codes or scales are null");
+  }
+  return Status();
+}
+
+// Two plans that launch the same kernels with the same grids: timing both would only measure
+// noise, so the later one is dropped.
+bool same_launch(const Plan& a, const Plan& b) {
+  if (a.tier != b.tier) return false;
+  if (a.tier == Tier::kDecode) {
+    const DecodePlan &x = a.decode, &y = b.decode;
+    return x.token_tiles == y.token_tiles && x.m_groups == y.m_groups && x.splits == y.splits &&
+           x.epilogue == y.epilogue && x.warp_split == y.warp_split &&
+           x.warp_stages == y.warp_stages && x.stream_k_strips == y.stream_k_strips &&
+           x.cluster_push == y.cluster_push;
+  }
+  if (a.tier == Tier::kPrefill) {
+    const PrefillPlan &x = a.prefill, &y = b.prefill;
+    return x.tokens == y.tokens && x.splits == y.splits && x.stream_k == y.stream_k &&
+           x.stages == y.stages && x.grid == y.grid;
+  }
+  return a.dense_chunk_rows == b.dense_chunk_rows;
+}
+
+// Adds the plan of `options` unless plan() declines it (a depth this problem cannot take) or it
+// repeats a candidate. Other plan() failures are errors.
+Status add_candidate(const Problem& problem, int device, const Options& options,
+                     std::string label, std::vector<TuneCandidate>* candidates) {
+  Plan p;
+  const Status st = plan(problem, device, options, &p);
+  if (st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kUnsupported) {
+    return Status();
+  }
+  SF_RETURN_IF_ERROR(st);
+  for (const TuneCandidate& c : *candidates) {
+    if (same_launch(c.plan, p)) return Status();
+  }
+  TuneCandidate c;
+  c.label = std::move(label);
+  c.options = options;
+  c.plan = std::move(p);
+  candidates->push_back(std::move(c));
+  return Status();
+}
+
+Status list_candidates(const Problem& problem, int device, const Options& options,
+                       std::vector<TuneCandidate>* candidates) {
+  api::ResolvedOptions resolved;
+  SF_RETURN_IF_ERROR(api::resolve_options(options, &resolved));
+  Plan rule;
+  SF_RETURN_IF_ERROR(plan(problem, device, options, &rule));
+  candidates->push_back(TuneCandidate{"rule", options, rule, 0.0});
+  if (problem.m < 1 || problem.m > kTuneMaxM) return Status();
+  const bool auto_tier = resolved.tier == Tier::kAuto;
+  if (!resolved.decode_splits.has_value() && (auto_tier || resolved.tier == Tier::kDecode)) {
+    for (int s = 1; s <= kTuneMaxDecodeSplits; ++s) {
+      Options o = options;
+      o.tier = Tier::kDecode;
+      o.decode_splits = s;
+      SF_RETURN_IF_ERROR(
+          add_candidate(problem, device, o, detail::concat("decode splits=", s), candidates));
+    }
+  }
+  if (auto_tier && prefill::prefill_available(device).ok()) {
+    Options o = options;
+    o.tier = Tier::kPrefill;
+    SF_RETURN_IF_ERROR(add_candidate(problem, device, o, "prefill rule", candidates));
+  }
+  return Status();
+}
+
+// Weight copies for cold-cache timing: copy 0 is the caller's weight; the others are device
+// copies of its codes, scales and zero planes (the act-order permutation is shared: a few KB the
+// prep kernel reads, not part of the weight stream).
+struct WeightCopies {
+  MemoryHolder memory;
+  std::vector<DeviceWeight> views;
+};
+
+size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+Status make_weight_copies(const DeviceWeight& weight, int device, const TuneOptions& t,
+                          cudaStream_t stream, WeightCopies* out) {
+  const PackedGeometry& g = weight.geometry;
+  const size_t code_bytes = static_cast<size_t>(g.code_bytes());
+  const size_t scale_bytes =
+      static_cast<size_t>(g.scale_rows * g.n_pad) * static_cast<size_t>(dtype_bytes(weight.scale_dtype));
+  const bool zero = weight.zero_kind != ZeroPointKind::kNone;
+  const size_t zero_bytes = zero ? 2 * static_cast<size_t>(g.scale_rows * g.n_pad) * 2 : 0;
+  const size_t stride = align256(code_bytes) + align256(scale_bytes) + align256(zero_bytes);
+
+  int copies = 1;
+  if (t.cold_l2_factor > 0.0) {
+    int l2_bytes = 0;
+    SF_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    const double wanted = std::floor(t.cold_l2_factor * l2_bytes / static_cast<double>(stride)) + 1;
+    copies = static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(t.max_weight_copies)));
+  }
+  out->views.assign(1, weight);
+  if (copies == 1) return Status();
+  SF_RETURN_IF_ERROR(out->memory.allocate(
+      stride * static_cast<size_t>(copies - 1),
+      "the weight copies that keep its timing cold (TuneOptions::cold_l2_factor = 0 times one "
+      "copy)"));
+  char* base = static_cast<char*>(out->memory.ptr);
+  for (int c = 1; c < copies; ++c) {
+    DeviceWeight v = weight;
+    char* at = base + stride * static_cast<size_t>(c - 1);
+    SF_CUDA_CHECK(cudaMemcpyAsync(at, weight.codes, code_bytes, cudaMemcpyDeviceToDevice, stream));
+    v.codes = at;
+    at += align256(code_bytes);
+    SF_CUDA_CHECK(
+        cudaMemcpyAsync(at, weight.scales, scale_bytes, cudaMemcpyDeviceToDevice, stream));
+    v.scales = at;
+    at += align256(scale_bytes);
+    if (zero) {
+      SF_CUDA_CHECK(
+          cudaMemcpyAsync(at, weight.zero_fold, zero_bytes, cudaMemcpyDeviceToDevice, stream));
+      v.zero_fold = at;
+    }
+    out->views.push_back(v);
+  }
+  return Status();
+}
+
+// Uploads `count` activation-type values drawn uniformly from [-1, 1]: the kernels' time does not
+// depend on the values, but NaN-free inputs keep the runs ordinary.
+Status upload_random(size_t count, DType dtype, cudaStream_t stream, MemoryHolder* out,
+                     const char* what) {
+  SF_RETURN_IF_ERROR(out->allocate(count * 2, what));
+  if (count == 0) return Status();
+  std::mt19937 rng(0x5A11F15u);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<uint16_t> host(count);
+  for (uint16_t& v : host) v = float_to_bits(unit(rng), dtype);
+  SF_CUDA_CHECK(cudaMemcpyAsync(out->ptr, host.data(), count * 2, cudaMemcpyHostToDevice, stream));
+  // The host vector dies with this call: wait for the copy.
+  SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return Status();
+}
+
+// One candidate's graph: `launches` calls, call i on weight copy i % copies.
+Status capture(const Plan& plan, const RunArgs& args, const WeightCopies& weights, int launches,
+               void* workspace, size_t workspace_bytes, const Context& context,
+               cudaStream_t stream, GraphHolder* out) {
+  // Thread-local mode: other threads of the caller keep working while tune() captures.
+  SF_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status enqueued;
+  for (int i = 0; i < launches && enqueued.ok(); ++i) {
+    RunArgs call = args;
+    call.weight = &weights.views[static_cast<size_t>(i) % weights.views.size()];
+    enqueued = run(plan, call, workspace, workspace_bytes, context, stream);
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream, &out->graph);
+  if (!enqueued.ok()) {
+    cudaGetLastError();  // an invalidated capture leaves an error behind; the Status says it all
+    return Status(enqueued.code(), "tune: while capturing a CUDA graph: " + enqueued.message());
+  }
+  SF_CUDA_CHECK(ended);
+  SF_CUDA_CHECK(cudaGraphInstantiate(&out->exec, out->graph, 0));
+  SF_CUDA_CHECK(cudaGraphUpload(out->exec, stream));
+  return Status();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Times every candidate: one untimed call each (it loads the kernels and checks the arguments),
+// one warm-up replay of its graph, then `rounds` rounds that replay each graph once in turn, so a
+// drift in clocks or temperature lands on all candidates alike.
+Status time_candidates(const Problem& problem, const DeviceWeight& weight, int device,
+                       const TuneOptions& t, const Context& context, cudaStream_t stream,
+                       std::vector<TuneCandidate>* candidates, int* copies_used) {
+  WeightCopies weights;
+  SF_RETURN_IF_ERROR(make_weight_copies(weight, device, t, stream, &weights));
+  const int copies = static_cast<int>(weights.views.size());
+  *copies_used = copies;
+  const int launches = (t.launches + copies - 1) / copies * copies;
+
+  const PackedGeometry& g = problem.geometry;
+  MemoryHolder a, bias, y, workspace;
+  SF_RETURN_IF_ERROR(upload_random(static_cast<size_t>(problem.m * g.k), problem.act_dtype,
+                                   stream, &a, "the activations"));
+  if (problem.has_bias) {
+    SF_RETURN_IF_ERROR(upload_random(static_cast<size_t>(g.n), problem.act_dtype, stream, &bias,
+                                     "the bias"));
+  }
+  SF_RETURN_IF_ERROR(y.allocate(static_cast<size_t>(problem.m * g.n) * 2, "the output"));
+  size_t workspace_bytes = 0;
+  for (const TuneCandidate& c : *candidates) {
+    workspace_bytes = std::max(workspace_bytes, workspace_size(c.plan));
+  }
+  SF_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, "the workspace"));
+
+  RunArgs args;
+  args.a = a.ptr;
+  args.bias = bias.ptr;
+  args.y = y.ptr;
+  std::vector<GraphHolder> graphs(candidates->size());
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    const Plan& p = (*candidates)[i].plan;
+    args.weight = &weight;
+    const Status ran = run(p, args, workspace.ptr, workspace_bytes, context, stream);
+    if (!ran.ok()) return Status(ran.code(), "tune: " + ran.message());
+    SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    SF_RETURN_IF_ERROR(capture(p, args, weights, launches, workspace.ptr, workspace_bytes,
+                               context, stream, &graphs[i]));
+    SF_CUDA_CHECK(cudaGraphLaunch(graphs[i].exec, stream));
+  }
+  SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  std::vector<EventHolder> starts(candidates->size()), stops(candidates->size());
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    SF_CUDA_CHECK(cudaEventCreate(&starts[i].event));
+    SF_CUDA_CHECK(cudaEventCreate(&stops[i].event));
+  }
+  std::vector<std::vector<double>> us(candidates->size());
+  for (int r = 0; r < t.rounds; ++r) {
+    for (size_t i = 0; i < candidates->size(); ++i) {
+      SF_CUDA_CHECK(cudaEventRecord(starts[i].event, stream));
+      SF_CUDA_CHECK(cudaGraphLaunch(graphs[i].exec, stream));
+      SF_CUDA_CHECK(cudaEventRecord(stops[i].event, stream));
+      // One replay at a time: a replay queued behind another would start the moment the last
+      // one's kernels drain, not from an idle GPU, and favor whoever follows a slow candidate.
+      SF_CUDA_CHECK(cudaEventSynchronize(stops[i].event));
+      float ms = 0.0f;
+      SF_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i].event, stops[i].event));
+      us[i].push_back(static_cast<double>(ms) * 1e3 / launches);
+    }
+  }
+  SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  SF_CUDA_CHECK(cudaGetLastError());
+  for (size_t i = 0; i < candidates->size(); ++i) (*candidates)[i].us_per_call = median(us[i]);
+  return Status();
+}
+
+}  // namespace
+
+Status tune(const Problem& problem, int device, const Options& options, const DeviceWeight& weight,
+            const Context& context, cudaStream_t stream, const TuneOptions& tune_options,
+            Plan* out, TuneReport* report) {
+  if (out == nullptr) return invalid_argument("tune: out is null");
+  SF_RETURN_IF_ERROR(validate_tune_options(tune_options));
+  SF_RETURN_IF_ERROR(validate_weight(problem, weight));
+  if (device < 0) SF_CUDA_CHECK(cudaGetDevice(&device));
+  if (context.device() != device) {
+    return invalid_argument("tune: the context is for device ", context.device(),
+                            " but tuning is for device ", device);
+  }
+  std::vector<TuneCandidate> candidates;
+  SF_RETURN_IF_ERROR(list_candidates(problem, device, options, &candidates));
+
+  int copies = 0;
+  if (candidates.size() > 1) {
+    StreamHolder own;
+    SF_CUDA_CHECK(cudaStreamCreateWithFlags(&own.stream, cudaStreamNonBlocking));
+    // Order after the caller's work (the weight's upload), without touching their stream again.
+    EventHolder ready;
+    SF_CUDA_CHECK(cudaEventCreateWithFlags(&ready.event, cudaEventDisableTiming));
+    SF_CUDA_CHECK(cudaEventRecord(ready.event, stream));
+    SF_CUDA_CHECK(cudaStreamWaitEvent(own.stream, ready.event, 0));
+    const Status timed =
+        time_candidates(problem, weight, device, tune_options, context, own.stream, &candidates,
+                        &copies);
+    // Whatever happened, leave nothing of ours in flight when the buffers are freed.
+    const cudaError_t drained = cudaStreamSynchronize(own.stream);
+    SF_RETURN_IF_ERROR(timed);
+    SF_CUDA_CHECK(drained);
+  }
+
+  int chosen = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i].us_per_call < candidates[static_cast<size_t>(chosen)].us_per_call) {
+      chosen = static_cast<int>(i);
+    }
+  }
+  if (chosen != 0 &&
+      candidates[static_cast<size_t>(chosen)].us_per_call >
+          (1.0 - tune_options.min_gain) * candidates[0].us_per_call) {
+    chosen = 0;
+  }
+  *out = candidates[static_cast<size_t>(chosen)].plan;
+  if (candidates.size() > 1) {
+    const TuneCandidate& c = candidates[static_cast<size_t>(chosen)];
+    out->reason = detail::concat("tuned: ", c.label, " ", c.us_per_call, " us of ",
+                                 candidates.size(), " candidates (rule ",
+                                 candidates[0].us_per_call, " us; ", c.plan.reason, ")");
+  }
+  if (report != nullptr) {
+    report->candidates = std::move(candidates);
+    report->chosen = chosen;
+    report->weight_copies = copies;
+  }
+  return Status();
+}
+
+}  // namespace sailfish

@@ -1,0 +1,238 @@
+// sailfish::tune (measured planning): the plan it returns computes the product, it is the fastest
+// candidate by the rule it states (or the rule's plan), the options it reports reproduce it, and
+// bad input gets an error.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "gemm_check.h"
+#include "gpu_test_helpers.h"
+#include "sailfish/quantize.h"
+#include "sailfish/tune.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using testing::GemmCase;
+
+// Quick settings: the tests check what tune() chooses from its timings, not the timings.
+TuneOptions quick_tune() {
+  TuneOptions t;
+  t.launches = 8;
+  t.rounds = 3;
+  return t;
+}
+
+// The choice rule of tune.h: the fastest candidate where it beats the rule's plan by min_gain,
+// else the rule's plan.
+void expect_choice_follows_the_rule(const TuneReport& r, double min_gain, const std::string& where) {
+  ASSERT_FALSE(r.candidates.empty()) << where;
+  EXPECT_EQ(r.candidates[0].label, "rule") << where;
+  size_t fastest = 0;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    EXPECT_GT(r.candidates[i].us_per_call, 0.0) << where << " " << r.candidates[i].label;
+    if (r.candidates[i].us_per_call < r.candidates[fastest].us_per_call) fastest = i;
+  }
+  const bool beats_rule = r.candidates[fastest].us_per_call <=
+                          (1.0 - min_gain) * r.candidates[0].us_per_call;
+  EXPECT_EQ(r.chosen, beats_rule ? static_cast<int>(fastest) : 0) << where;
+}
+
+// Tunes a decode-sized problem (q7.qkv of Qwen2.5-7B, 3584 x 4608, where the rule's depth was
+// 1.14x the best forced one on the H200, v31), runs the tuned plan against the float64 reference,
+// and checks the report: the rule's plan first, every decode depth distinct, the choice by the
+// stated rule, and plan() with the chosen options giving the same launch.
+TEST(Tune, TunedPlanComputesTheProductAndIsTheFastest) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 301);
+  for (const int format : {0, 3}) {  // u4b8, u8b128
+    for (const int64_t m : {int64_t(1), int64_t(16)}) {
+      const std::string where =
+          std::string(testing::kWeightFormats[format].name) + " m=" + std::to_string(m);
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(testing::kWeightFormats[format], 4608, 3584, 128, false,
+                                    DType::kBF16));
+      GemmCase c = testing::gemm_case(w, DType::kBF16, m, true, Options());
+      TuneReport report;
+      const TuneOptions t = quick_tune();
+      c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
+        return tune(p, -1, Options(), dw, ctx, nullptr, t, out, &report);
+      };
+      const auto r = testing::run_and_check(c, rng());
+      ASSERT_TRUE(r.ok) << where << ": " << r.message;
+      expect_choice_follows_the_rule(report, t.min_gain, where);
+      int l2_bytes = 0;
+      ASSERT_EQ(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0), cudaSuccess);
+      const double weight_bytes = 4608.0 * 3584 * w.bits / 8;
+      if (2.0 * l2_bytes > weight_bytes) {
+        EXPECT_GE(report.weight_copies, 2) << where << ": copies keep the timing cold";
+      }
+      int decode_depths = 0;
+      for (size_t i = 0; i < report.candidates.size(); ++i) {
+        const TuneCandidate& ci = report.candidates[i];
+        if (ci.label.rfind("decode splits=", 0) == 0) ++decode_depths;
+        for (size_t j = 0; j < i; ++j) {
+          const Plan &a = ci.plan, &b = report.candidates[j].plan;
+          EXPECT_FALSE(a.tier == b.tier && a.tier == Tier::kDecode &&
+                       a.decode.splits == b.decode.splits &&
+                       a.decode.epilogue == b.decode.epilogue &&
+                       a.decode.warp_stages == b.decode.warp_stages &&
+                       a.decode.cluster_push == b.decode.cluster_push)
+              << where << ": " << ci.label << " repeats " << report.candidates[j].label;
+        }
+      }
+      // 56 k-blocks take depths 1-8 at one 8-token tile; each is its own launch.
+      EXPECT_GE(decode_depths, 4) << where;
+      const TuneCandidate& chosen = report.candidates[static_cast<size_t>(report.chosen)];
+      EXPECT_EQ(r.splits, chosen.plan.tier == Tier::kDecode ? chosen.plan.decode.splits
+                                                            : chosen.plan.prefill.splits)
+          << where;
+      Plan again;
+      Problem problem;
+      problem.m = m;
+      problem.has_bias = true;
+      ASSERT_TRUE(PackedGeometry::make(w.n, w.k, w.bits, 128, &problem.geometry).ok());
+      ASSERT_TRUE(plan(problem, -1, chosen.options, &again).ok()) << where;
+      EXPECT_EQ(again.tier, chosen.plan.tier) << where;
+      EXPECT_EQ(again.decode.splits, chosen.plan.decode.splits) << where;
+      EXPECT_EQ(again.decode.epilogue, chosen.plan.decode.epilogue) << where;
+      EXPECT_EQ(again.prefill.tokens, chosen.plan.prefill.tokens) << where;
+    }
+  }
+}
+
+// A tuned plan is an ordinary plan: in deterministic mode its repeats are bitwise equal.
+TEST(Tune, DeterministicTunedPlanIsBitwiseStable) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 302);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[1], 5120, 5120, 64, false,
+                                DType::kF16));
+  Options o;
+  o.deterministic = true;
+  GemmCase c = testing::gemm_case(w, DType::kF16, 4, false, o);
+  c.repeats = 3;
+  c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
+    return tune(p, -1, o, dw, ctx, nullptr, quick_tune(), out);
+  };
+  const auto r = testing::run_and_check(c, rng());
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_TRUE(r.bitwise_stable);
+}
+
+// Holds one uploaded weight for the tests below.
+struct UploadedWeight {
+  DeviceWeightStorage storage;
+  std::unique_ptr<Context> context;
+  bool make(int64_t n, int64_t k, int bits) {
+    std::mt19937_64 rng(testing::test_seed() + 303);
+    const QuantizedWeight w = testing::random_weight(
+        rng, testing::format_spec(testing::kWeightFormats[bits == 4 ? 0 : 3], n, k, 128, false,
+                                  DType::kBF16));
+    PackedWeight packed;
+    return pack(w, DType::kBF16, &packed).ok() &&
+           DeviceWeightStorage::upload(packed, &storage).ok() && Context::create(-1, &context).ok();
+  }
+};
+
+// Where nothing is left to compare, tune() returns plan()'s own plan untimed: a forced decode tier
+// at a forced depth, a forced dense tier, and M past the decode/prefill crossover. (A forced
+// depth at the auto tier still has the prefill tier to compare with.)
+TEST(Tune, OneCandidateIsReturnedUntimed) {
+  SF_SKIP_WITHOUT_GPU();
+  UploadedWeight u;
+  ASSERT_TRUE(u.make(4096, 4096, 4));
+  Options forced_depth;
+  forced_depth.tier = Tier::kDecode;
+  forced_depth.decode_splits = 3;
+  Options dense;
+  dense.tier = Tier::kDense;
+  const struct {
+    const char* what;
+    Options options;
+    int64_t m;
+  } cases[] = {{"forced depth", forced_depth, 1}, {"dense tier", dense, 8}, {"m=256", {}, 256}};
+  for (const auto& tc : cases) {
+    const Problem problem = Problem::for_weight(u.storage.view(), tc.m, DType::kBF16, false);
+    Plan tuned, planned;
+    TuneReport report;
+    ASSERT_TRUE(tune(problem, -1, tc.options, u.storage.view(), *u.context, nullptr, quick_tune(),
+                     &tuned, &report)
+                    .ok())
+        << tc.what;
+    ASSERT_TRUE(plan(problem, -1, tc.options, &planned).ok()) << tc.what;
+    ASSERT_EQ(report.candidates.size(), 1u) << tc.what;
+    EXPECT_EQ(report.chosen, 0) << tc.what;
+    EXPECT_EQ(report.weight_copies, 0) << tc.what << ": nothing was timed";
+    EXPECT_EQ(tuned.tier, planned.tier) << tc.what;
+    EXPECT_EQ(tuned.decode.splits, planned.decode.splits) << tc.what;
+    EXPECT_EQ(tuned.reason, planned.reason) << tc.what;
+  }
+}
+
+// At auto and M <= 64 on a device with the prefill tier, the prefill tier's plan is a candidate
+// beside the decode depths.
+TEST(Tune, AutoTierComparesDecodeWithPrefill) {
+  SF_SKIP_WITHOUT_GPU();
+  UploadedWeight u;
+  ASSERT_TRUE(u.make(8192, 4096, 4));
+  const Problem problem = Problem::for_weight(u.storage.view(), 32, DType::kBF16, false);
+  Plan tuned;
+  TuneReport report;
+  ASSERT_TRUE(tune(problem, -1, Options(), u.storage.view(), *u.context, nullptr, quick_tune(),
+                   &tuned, &report)
+                  .ok());
+  expect_choice_follows_the_rule(report, quick_tune().min_gain, "m=32");
+  bool decode = false, prefill = false;
+  for (const TuneCandidate& c : report.candidates) {
+    decode |= c.plan.tier == Tier::kDecode;
+    prefill |= c.plan.tier == Tier::kPrefill;
+  }
+  EXPECT_TRUE(decode);
+  Plan probe;
+  Options prefill_only;
+  prefill_only.tier = Tier::kPrefill;
+  if (plan(problem, -1, prefill_only, &probe).ok()) EXPECT_TRUE(prefill);
+  EXPECT_EQ(tuned.reason.rfind("tuned: ", 0), 0u) << tuned.reason;
+}
+
+TEST(Tune, RejectsBadInput) {
+  SF_SKIP_WITHOUT_GPU();
+  UploadedWeight u;
+  ASSERT_TRUE(u.make(1024, 1024, 4));
+  const DeviceWeight& w = u.storage.view();
+  const Problem problem = Problem::for_weight(w, 1, DType::kBF16, false);
+  Plan out;
+  auto expect_invalid = [&](const Status& st, const char* needle) {
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.to_string();
+  };
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, quick_tune(), nullptr),
+                 "out is null");
+  TuneOptions bad = quick_tune();
+  bad.rounds = 0;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "rounds");
+  bad = quick_tune();
+  bad.min_gain = 0.7;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "min_gain");
+  bad = quick_tune();
+  bad.cold_l2_factor = -1.0;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "cold_l2");
+  Problem other = problem;
+  ASSERT_TRUE(PackedGeometry::make(2048, 1024, 4, 128, &other.geometry).ok());
+  expect_invalid(tune(other, -1, Options(), w, *u.context, nullptr, quick_tune(), &out),
+                 "does not match the problem");
+  DeviceWeight no_codes = w;
+  no_codes.codes = nullptr;
+  expect_invalid(tune(problem, -1, Options(), no_codes, *u.context, nullptr, quick_tune(), &out),
+                 "codes or scales are null");
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  expect_invalid(tune(problem, count, Options(), w, *u.context, nullptr, quick_tune(), &out),
+                 "context is for device");
+}
+
+}  // namespace
+}  // namespace sailfish
