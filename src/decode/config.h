@@ -174,24 +174,19 @@ SF_HOST_DEVICE constexpr int warp_split_count(int64_t n_blocks, int64_t m_groups
                      kWarpSplitMinBlocksSmallGrid);
 }
 
-// A grid of more tiles (strips x M groups) than resident CTAs, at one split: two splits instead
-// (the cluster epilogue pairs a strip's CTAs) when that cuts what one slot streams, counted in
-// whole waves (ceil(tiles * splits / slots) waves of k_blocks / splits blocks), by a fifth or
-// more, and each split keeps kWarpSplitMinBlocksPerSplit blocks. Measured on the H200 at M = 24
-// and 32 (3 stages, 396 slots; v12a in docs/perf/decode.md):
-//   l3-8b.gate_up, 448 tiles x 64 blocks: 2 waves x 64 -> 3 x 32 (0.75), 45.4 -> 36.6 us;
-//   l3-70b.gate_up, 896 x 128: 3 x 128 -> 5 x 64 (0.83), stays at one split (114.8 us; 115.9
-//   at two).
-SF_HOST_DEVICE constexpr bool multi_wave_split_pays(int64_t tiles, int64_t k_blocks,
-                                                    int64_t slots) {
-  if (slots < 1 || tiles <= slots || k_blocks / 2 < kWarpSplitMinBlocksPerSplit) return false;
-  const int64_t one = (tiles + slots - 1) / slots * k_blocks;
-  const int64_t two = (2 * tiles + slots - 1) / slots * ((k_blocks + 1) / 2);
-  return 5 * two <= 4 * one;
-}
+// A grid of more tiles (strips x M groups) than resident CTAs keeps one split. v12a paired such
+// grids (two clustered splits) where that cut the waves' blocks by a fifth, on l3-8b.gate_up at
+// M = 24 and 32 (45.4 -> 36.6 us then); on the kernels since (a third CTA an SM at three stages,
+// v12a's own change, and the push form) every grid that rule paired ran slower than one split:
+// sailfish::tune chose one split on them (v32), and an A/B on the H200 (v32b in
+// docs/perf/decode.md; one split against v12a's pair, the same run) measured
+//   l3-8b.gate_up (448 tiles x 64 blocks): M = 16 0.999x, 24 0.933x, 32 0.964x;
+//   q7.gate_up (592 x 56): M = 1 0.976x, 16 0.940x, 32 0.911x;
+//   4096 x 38400 (600 x 64) at M = 1 0.953x; 4096 x 33280 (520 x 64) at M = 16 0.902x, 32 0.867x.
+// Uneven and partial waves still pay for a pair (below).
 
 // A grid of one split that fits one wave but spreads unevenly over the SMs: two splits instead
-// (clustered pairs, as above) when that cuts the blocks the busiest SM streams by a tenth or
+// (clustered pairs) when that cuts the blocks the busiest SM streams by a tenth or
 // more. Counted per SM, ceil(tiles * splits / sm_count) CTAs of k_blocks / splits blocks: with
 // room for several CTAs an SM, the hardware spreads a one-wave grid over every SM first, so the
 // SMs that get one CTA more set the time, and half-length CTAs even that out. Measured on the
@@ -405,9 +400,8 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 // The split depth for Epilogue::kCluster, or 0 for none (then kPartials keeps `splits`).
 // Host only. max_clusters(s) is how many clusters of s CTAs can be resident at once (the occupancy
 // query; a cluster must fit in one GPC, so on the H200 it is less than SMs x CTAs per SM / s).
-//   - keep_depth (a forced depth, or the pair of multi_wave_split_pays or one_wave_split_pays,
-//     whose grid is more than one wave by design): `splits`, if a cluster of it can be
-//     scheduled at all;
+//   - keep_depth (a forced depth, or the pair of a wave rule above, whose grid can be more than
+//     one wave by design): `splits`, if a cluster of it can be scheduled at all;
 //   - heuristic depth: `splits` if its clusters_needed (strips x M groups) clusters are all
 //     resident at once (one wave, as split_count intends). Otherwise the deepest shallower depth
 //     s whose clusters are, but only where the loads it leaves out of flight cost less than the

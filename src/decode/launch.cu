@@ -93,8 +93,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
-  // Two splits from a wave rule (config.h): a grid of several waves, or of one uneven wave, or
-  // of a partial wave, or (int8, one token tile) of more CTAs than SMs.
+  // Two splits from a wave rule (config.h): a grid of one uneven wave, or of a partial wave, or
+  // (int8, one token tile) of more CTAs than SMs.
   bool wave_pair = false;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
@@ -113,8 +113,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
         d->token_tiles <= 2 &&
         (one_wave_split_pays(tiles, g.k_blocks, plan->sm_count, slots) ||
          (g.bits == 4 && partial_wave_split_pays(tiles, g.k_blocks, plan->sm_count, ctas_per_sm)));
-    wave_pair =
-        d->splits == 1 && (multi_wave_split_pays(tiles, g.k_blocks, slots) || one_wave_pair);
+    wave_pair = d->splits == 1 && one_wave_pair;
     if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
       // config.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
       int pushed_ctas_per_sm = 0;

@@ -323,16 +323,6 @@ TEST(DecodeConfig, ThreeStagesLetThreeCtasHoldM32) {
   }
 }
 
-TEST(DecodeConfig, MultiWaveGridsTakeTwoSplitsWhenTheWavesShrink) {
-  EXPECT_TRUE(multi_wave_split_pays(448, 64, 396));    // l3-8b.gate_up, M = 32: 128 -> 96
-  EXPECT_FALSE(multi_wave_split_pays(896, 128, 396));  // l3-70b.gate_up, M = 32: 384 -> 320
-  EXPECT_FALSE(multi_wave_split_pays(896, 128, 528));  // l3-70b.gate_up, M = 1: 256 -> 256
-  EXPECT_FALSE(multi_wave_split_pays(396, 64, 396));   // one full wave
-  EXPECT_FALSE(multi_wave_split_pays(300, 64, 396));   // less than a wave: split_count's case
-  EXPECT_FALSE(multi_wave_split_pays(448, 46, 396));   // 23 blocks a split: too short
-  EXPECT_FALSE(multi_wave_split_pays(448, 64, 0));
-}
-
 TEST(DecodeConfig, PartialUnevenWavesTakeTwoSplits) {
   EXPECT_TRUE(partial_wave_split_pays(224, 64, 132, 3));   // M = 16, 2 a SM at most of 3
   EXPECT_TRUE(partial_wave_split_pays(250, 128, 132, 3));

@@ -481,6 +481,37 @@ TEST(DecodeSplitPlan, UnevenOneWaveGridTakesClusteredPairs) {
   if (sms == 132) EXPECT_EQ(plan.decode.warp_stages, 3);
 }
 
+// A grid of more tiles than resident CTAs keeps one split (config.h: the multi-wave pair of v12a
+// lost on every grid it paired, v32b): l3-8b.gate_up (448 strips) at M = 16, 24 and 32 and
+// Qwen2.5-7B's gate_up (592 strips) at M = 1, 16 and 32 on an H200; the M = 24 plan runs against
+// the reference.
+TEST(DecodeSplitPlan, MultiWaveGridKeepsOneSplit) {
+  SF_SKIP_WITHOUT_GPU();
+  const int sms = device_sm_count();
+  ASSERT_GT(sms, 0);
+  Problem problem;
+  Plan plan;
+  const int64_t cases[][3] = {{28672, 4096, 16}, {28672, 4096, 24}, {28672, 4096, 32},
+                              {37888, 3584, 1},  {37888, 3584, 16}, {37888, 3584, 32}};
+  for (const auto& c : cases) {  // {n, k, m}
+    problem.m = c[2];
+    ASSERT_TRUE(PackedGeometry::make(c[0], c[1], 4, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    if (sms == 132) {
+      EXPECT_EQ(plan.decode.splits, 1) << "n=" << c[0] << " m=" << c[2];
+      EXPECT_EQ(plan.decode.epilogue, 0) << "n=" << c[0] << " m=" << c[2];
+    }
+  }
+  std::mt19937_64 rng(testing::test_seed() + 218);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[0], 28672, 4096, 128, false,
+                                DType::kBF16));
+  const GemmCase c = testing::gemm_case(w, DType::kBF16, 24, true, decode_options());
+  const auto r = testing::run_and_check(c, rng());
+  EXPECT_TRUE(r.ok) << r.message;
+  if (sms == 132) EXPECT_EQ(r.splits, 1);
+}
+
 // A one-split grid of less than a wave, uneven over the SMs, with room for another CTA on its
 // busiest SM (config.h, partial_wave_split_pays): Mixtral's 4096 x 14336 expert at M = 16, 224
 // strips at 3 CTAs an SM on an H200, takes two clustered splits and runs against the reference.
