@@ -54,8 +54,9 @@ struct TuneReport {
 // depth to the rules (Options::decode_splits and SAILFISH_DECODE_SPLITS unset) and the tier is
 // decode, or auto at M <= 64, every distinct decode depth 1-8; at auto and M <= 64 on a device
 // with the prefill tier, the prefill tier's own plan too. Other problems have one candidate, which
-// is returned untimed. weight must match the problem; stream orders tune() after the caller's
-// work on it (the weight's upload); tune() runs on its own stream and returns with both idle.
+// is returned untimed. weight must match the problem. tune() waits for the work already queued on
+// stream (the weight's upload, say), runs on a stream of its own, and returns once that work is
+// done; the caller's stream is not touched otherwise.
 Status tune(const Problem& problem, int device, const Options& options, const DeviceWeight& weight,
             const Context& context, cudaStream_t stream, const TuneOptions& tune_options,
             Plan* out, TuneReport* report = nullptr);
