@@ -174,56 +174,64 @@ Status list_candidates(const Problem& problem, int device, const Options& option
   return Status();
 }
 
-// Weight copies for cold-cache timing: copy 0 is the caller's weight; the others are device
-// copies of its codes, scales and zero planes (the act-order permutation is shared: a few KB the
-// prep kernel reads, not part of the weight stream).
+// Weight copies for cold-cache timing: copy 0 is the caller's weight; the others are
+// DeviceWeightStorage copies of its codes, scales and zero planes (the act-order permutation is
+// shared: a few KB the prep kernel reads, not part of the weight stream).
 struct WeightCopies {
-  MemoryHolder memory;
+  std::vector<DeviceWeightStorage> storage;
   std::vector<DeviceWeight> views;
 };
 
-size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+// One more copy of `weight` in out, filled on stream.
+Status add_weight_copy(const DeviceWeight& weight, cudaStream_t stream, WeightCopies* out) {
+  DeviceWeightStorage copy;
+  const Status allocated = DeviceWeightStorage::allocate(weight.geometry, weight.scale_dtype,
+                                                         weight.zero_kind, false, &copy);
+  if (!allocated.ok()) {
+    cudaGetLastError();  // an allocation failure is not sticky; clear it
+    return Status(allocated.code(),
+                  "tune: the weight copies that keep its timing cold (TuneOptions::cold_l2_factor "
+                  "= 0 times one copy): " + allocated.message());
+  }
+  DeviceWeight& v = copy.mutable_view();
+  const PackedGeometry& g = weight.geometry;
+  const size_t meta_bytes = static_cast<size_t>(g.scale_rows * g.n_pad) * 2;
+  SF_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(v.codes), weight.codes,
+                                static_cast<size_t>(g.code_bytes()), cudaMemcpyDeviceToDevice,
+                                stream));
+  SF_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(v.scales), weight.scales, meta_bytes,
+                                cudaMemcpyDeviceToDevice, stream));
+  if (v.zero_fold != nullptr) {  // shifts and folds
+    SF_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(v.zero_fold), weight.zero_fold,
+                                  2 * meta_bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  v.perm = weight.perm;
+  out->views.push_back(v);
+  out->storage.push_back(std::move(copy));
+  return Status();
+}
+
+// The bytes one call streams from a weight: codes, scales, and the zero planes if any.
+size_t weight_stream_bytes(const DeviceWeight& weight) {
+  const PackedGeometry& g = weight.geometry;
+  const size_t meta_bytes = static_cast<size_t>(g.scale_rows * g.n_pad) * 2;
+  const bool zero = weight.zero_kind != ZeroPointKind::kNone;
+  return static_cast<size_t>(g.code_bytes()) + meta_bytes * (zero ? 3 : 1);
+}
 
 Status make_weight_copies(const DeviceWeight& weight, int device, const TuneOptions& t,
                           cudaStream_t stream, WeightCopies* out) {
-  const PackedGeometry& g = weight.geometry;
-  const size_t code_bytes = static_cast<size_t>(g.code_bytes());
-  const size_t scale_bytes =
-      static_cast<size_t>(g.scale_rows * g.n_pad) * static_cast<size_t>(dtype_bytes(weight.scale_dtype));
-  const bool zero = weight.zero_kind != ZeroPointKind::kNone;
-  const size_t zero_bytes = zero ? 2 * static_cast<size_t>(g.scale_rows * g.n_pad) * 2 : 0;
-  const size_t stride = align256(code_bytes) + align256(scale_bytes) + align256(zero_bytes);
-
-  int copies = 1;
-  if (t.cold_l2_factor > 0.0) {
-    int l2_bytes = 0;
-    SF_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    const double wanted = std::floor(t.cold_l2_factor * l2_bytes / static_cast<double>(stride)) + 1;
-    copies = static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(t.max_weight_copies)));
-  }
   out->views.assign(1, weight);
-  if (copies == 1) return Status();
-  SF_RETURN_IF_ERROR(out->memory.allocate(
-      stride * static_cast<size_t>(copies - 1),
-      "the weight copies that keep its timing cold (TuneOptions::cold_l2_factor = 0 times one "
-      "copy)"));
-  char* base = static_cast<char*>(out->memory.ptr);
-  for (int c = 1; c < copies; ++c) {
-    DeviceWeight v = weight;
-    char* at = base + stride * static_cast<size_t>(c - 1);
-    SF_CUDA_CHECK(cudaMemcpyAsync(at, weight.codes, code_bytes, cudaMemcpyDeviceToDevice, stream));
-    v.codes = at;
-    at += align256(code_bytes);
-    SF_CUDA_CHECK(
-        cudaMemcpyAsync(at, weight.scales, scale_bytes, cudaMemcpyDeviceToDevice, stream));
-    v.scales = at;
-    at += align256(scale_bytes);
-    if (zero) {
-      SF_CUDA_CHECK(
-          cudaMemcpyAsync(at, weight.zero_fold, zero_bytes, cudaMemcpyDeviceToDevice, stream));
-      v.zero_fold = at;
-    }
-    out->views.push_back(v);
+  if (t.cold_l2_factor <= 0.0) return Status();
+  int l2_bytes = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  const double wanted =
+      std::floor(t.cold_l2_factor * l2_bytes / static_cast<double>(weight_stream_bytes(weight))) +
+      1;
+  const int copies =
+      static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(t.max_weight_copies)));
+  while (static_cast<int>(out->views.size()) < copies) {
+    SF_RETURN_IF_ERROR(add_weight_copy(weight, stream, out));
   }
   return Status();
 }
