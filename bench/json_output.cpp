@@ -79,7 +79,7 @@ Json row_json(const RowResult& r) {
     for (const auto& c : r.tune_candidates) {
       candidates.push_back({{"label", c.label}, {"launch", c.launch}, {"us", c.us}});
     }
-    j["tune"] = {{"chosen", r.tune_chosen}, {"candidates", candidates}};
+    j["tune"] = {{"chosen", r.tune_chosen}, {"ms", r.tune_ms}, {"candidates", candidates}};
   }
   j["deterministic"] = nullable(r.deterministic);
   j["status"] = row_status_name(r.status);

@@ -37,6 +37,7 @@ struct RowResult {
   };
   std::vector<TuneCandidateResult> tune_candidates;
   int tune_chosen = -1;
+  double tune_ms = 0.0;  // wall time of the tune() call
   std::optional<bool> deterministic;
   RowStatus status = RowStatus::kOk;
   std::string message;  // why a row is not ok

@@ -39,6 +39,7 @@
 
 #include "sailfish/packed_serialize.h"
 #include "sailfish/sailfish.h"
+#include "sailfish/tune.h"
 
 namespace sailfish {
 
@@ -101,6 +102,23 @@ class MatMulNBitsOp {
   // The plan run() uses for m rows (made and cached on first use): which tier, why, workspace.
   Status plan_for(int64_t m, bool has_bias, Plan* out);
 
+  // Measured planning (tune.h) for m rows: times plan()'s choice against its alternatives on
+  // this operator's own weight and keeps the fastest for every later run(), plan_for() and
+  // workspace_size() of (m, has_bias). A load-time call like sailfish::tune(): it allocates
+  // weight copies, captures CUDA graphs and returns once its timing is done; it runs after the
+  // work already queued on stream and does not use that stream otherwise. Tuned plans are kept
+  // apart from the rule plans' bounded cache (it never evicts them); clear_plan_cache() drops
+  // them too. For fp32 activations it times the 16-bit product alone: the conversions around it
+  // are the same for every candidate.
+  Status tune(int64_t m, bool has_bias, cudaStream_t stream,
+              const TuneOptions& tune_options = TuneOptions(), TuneReport* report = nullptr);
+
+  // Plans m rows with `options` in place of the operator's own and keeps that plan as tune()
+  // keeps its own: to reinstall a choice saved from an earlier tuning (its TuneCandidate::options)
+  // without timing again, so that every process runs the same launch (and, in deterministic mode,
+  // gives bitwise the same output). The plan's reason starts "given options: ".
+  Status plan_with(int64_t m, bool has_bias, const Options& options);
+
   // Y = A . W^T (+ bias), enqueued on stream: no allocation, no synchronization (CUDA-graph
   // safe once the plan for m is cached, e.g. by a workspace_size() call before capture).
   //   a     [m][K] of the activation type; y [m][N] of the activation type.
@@ -114,8 +132,8 @@ class MatMulNBitsOp {
   // Synchronous (a load-time call).
   Status save(std::vector<uint8_t>* out) const;
 
-  // Drops the cached plans, so that the next run of each M plans again (and reads the SAILFISH_*
-  // environment variables again).
+  // Drops the cached plans, tuned ones included, so that the next run of each M plans again (and
+  // reads the SAILFISH_* environment variables again).
   void clear_plan_cache();
 
   const MatMulNBitsAttributes& attributes() const { return attributes_; }
@@ -131,6 +149,8 @@ class MatMulNBitsOp {
   static Status finish_create(const MatMulNBitsAttributes& attributes, DType a_dtype,
                               const Options& options, int device, PackedWeight packed,
                               std::unique_ptr<MatMulNBitsOp>* out);
+  // The plan cache's key: (m, whether the 16-bit product adds the bias).
+  std::pair<int64_t, bool> plan_key(int64_t m, bool has_bias) const;
   Status cached_plan(int64_t m, bool has_bias, std::shared_ptr<const Plan>* out);
   // Bytes of the fp32 staging buffers (A and Y in the compute type) for m rows; 0 for 16-bit A.
   size_t staging_bytes(int64_t m) const;
@@ -148,6 +168,7 @@ class MatMulNBitsOp {
 
   mutable std::mutex plans_mutex_;
   std::map<std::pair<int64_t, bool>, std::shared_ptr<const Plan>> plans_;
+  std::map<std::pair<int64_t, bool>, std::shared_ptr<const Plan>> tuned_plans_;
 };
 
 }  // namespace sailfish

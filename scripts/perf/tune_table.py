@@ -4,7 +4,8 @@
 Usage: tune_table.py AUTO_JSON TUNED_JSON   (bench JSONs of the same rows, the second run with
                                              --tune; a markdown table on stdout)
 Each row gives both times, tuned / auto, both launches, and the candidate tune() chose with its
-time and the rule's within the tuning (from the tuned row's reason). A last line sums it up.
+time and the rule's within the tuning (from the tuned row's reason), and what the tuning took
+(wall ms of the tune() call, where the bench recorded it). A last line sums it up.
 """
 import argparse
 import json
@@ -36,9 +37,9 @@ def main():
     args = parser.parse_args()
     auto, tuned = rows(args.auto), rows(args.tuned)
     print("| shape | M | auto us | auto launch | tuned us | tuned launch | tuned / auto "
-          "| chosen (tuning's us, rule's us) |")
-    print("|---|---|---|---|---|---|---|---|")
-    ratios = []
+          "| chosen (tuning's us, rule's us) | tune ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ratios, tune_ms = [], []
     for key in sorted(auto, key=lambda k: (k[1], k[0])):
         if key not in tuned:
             continue
@@ -49,12 +50,19 @@ def main():
             "reason", ""))
         chosen = f"{m.group(1)} ({float(m.group(2)):.2f}, {float(m.group(4)):.2f}) of {m.group(3)}" \
             if m else "untimed"
+        ms = (t.get("tune") or {}).get("ms")
+        if ms is not None:
+            tune_ms.append(ms)
+        ms_text = f"{ms:.0f}" if ms is not None else "-"
         print(f"| {key[0]} | {key[1]} | {a['us']:.2f} | {short_launch(a)} | {t['us']:.2f} | "
-              f"{short_launch(t)} | {ratio:.3f} | {chosen} |")
+              f"{short_launch(t)} | {ratio:.3f} | {chosen} | {ms_text} |")
     if ratios:
         changed = [r for r in ratios if abs(r - 1) > 0.02]
         print(f"\n{len(ratios)} rows: tuned / auto {min(ratios):.3f}-{max(ratios):.3f}; "
               f"{len(changed)} rows beyond 2%")
+    if tune_ms:
+        print(f"tune() took {min(tune_ms):.0f}-{max(tune_ms):.0f} ms a row, "
+              f"{sum(tune_ms) / 1e3:.1f} s in all")
 
 
 if __name__ == "__main__":

@@ -223,14 +223,23 @@ MatMulNBitsOp::~MatMulNBitsOp() = default;
 void MatMulNBitsOp::clear_plan_cache() {
   std::lock_guard<std::mutex> lock(plans_mutex_);
   plans_.clear();
+  tuned_plans_.clear();
+}
+
+std::pair<int64_t, bool> MatMulNBitsOp::plan_key(int64_t m, bool has_bias) const {
+  // fp32 activations: the bias is added by the output conversion, never by the 16-bit product.
+  return {m, has_bias && a_dtype_ != DType::kF32};
 }
 
 Status MatMulNBitsOp::cached_plan(int64_t m, bool has_bias, std::shared_ptr<const Plan>* out) {
-  // fp32 activations: the bias is added by the output conversion, never by the 16-bit product.
-  const bool plan_bias = has_bias && a_dtype_ != DType::kF32;
-  const std::pair<int64_t, bool> key(m, plan_bias);
+  const std::pair<int64_t, bool> key = plan_key(m, has_bias);
   {
     std::lock_guard<std::mutex> lock(plans_mutex_);
+    auto tuned = tuned_plans_.find(key);
+    if (tuned != tuned_plans_.end()) {
+      *out = tuned->second;
+      return Status();
+    }
     auto it = plans_.find(key);
     if (it != plans_.end()) {
       *out = it->second;
@@ -240,11 +249,43 @@ Status MatMulNBitsOp::cached_plan(int64_t m, bool has_bias, std::shared_ptr<cons
   // Planned outside the lock (it reads the environment and device attributes); two threads
   // planning the same M at once get equal plans and one insertion wins.
   auto made = std::make_shared<Plan>();
-  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, plan_bias);
+  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
   SF_RETURN_IF_ERROR(plan(problem, device_, options_, made.get()));
   std::lock_guard<std::mutex> lock(plans_mutex_);
   if (plans_.size() >= kMaxCachedPlans) plans_.clear();
   *out = plans_.emplace(key, std::move(made)).first->second;
+  return Status();
+}
+
+Status MatMulNBitsOp::tune(int64_t m, bool has_bias, cudaStream_t stream,
+                           const TuneOptions& tune_options, TuneReport* report) {
+  if (m <= 0) {
+    return invalid_argument("MatMulNBitsOp::tune: m is ", m,
+                            "; must be >= 1 (an empty product has nothing to time)");
+  }
+  int device = device_;
+  DeviceGuard guard;  // tune() allocates and creates its stream on the current device
+  SF_RETURN_IF_ERROR(guard.enter(&device));
+  const std::pair<int64_t, bool> key = plan_key(m, has_bias);
+  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
+  auto tuned = std::make_shared<Plan>();
+  SF_RETURN_IF_ERROR(sailfish::tune(problem, device_, options_, storage_.view(), *context_, stream,
+                                    tune_options, tuned.get(), report));
+  // run() calls holding the previous plan keep it alive until they return.
+  std::lock_guard<std::mutex> lock(plans_mutex_);
+  tuned_plans_[key] = std::move(tuned);
+  return Status();
+}
+
+Status MatMulNBitsOp::plan_with(int64_t m, bool has_bias, const Options& options) {
+  if (m < 0) return invalid_argument("MatMulNBitsOp::plan_with: m is ", m, "; must be >= 0");
+  const std::pair<int64_t, bool> key = plan_key(m, has_bias);
+  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
+  auto given = std::make_shared<Plan>();
+  SF_RETURN_IF_ERROR(plan(problem, device_, options, given.get()));
+  given->reason = "given options: " + given->reason;
+  std::lock_guard<std::mutex> lock(plans_mutex_);
+  tuned_plans_[key] = std::move(given);
   return Status();
 }
 

@@ -1,7 +1,8 @@
 // MatMulNBitsOp on the GPU against the float64 reference (reference_gemm over
 // import_matmul_nbits of the very tensors the operator gets): fp16 / bf16 / fp32 activations,
 // leading batch dimensions, bias, the forced N-chunked fallback, every tier plan() accepts,
-// save -> load bitwise, concurrent runs, and bad input refused with a Status.
+// save -> load bitwise, concurrent runs, tuned plans (MatMulNBitsOp::tune), and bad input
+// refused with a Status.
 //
 // Tolerance (as tests/gpu/gemm_check.h): max error against float64 at most 2x that of a plain
 // same-precision implementation plus a quarter output ulp at the largest reference magnitude.
@@ -29,6 +30,7 @@
 #include "sailfish/packed_serialize.h"
 #include "sailfish/quantize.h"
 #include "sailfish/reference.h"
+#include "sailfish/tune.h"
 #include "test_helpers.h"
 
 namespace sailfish {
@@ -665,6 +667,132 @@ TEST(MatMulNBitsOp, BadRunArgumentsAreRefused) {
           .ok());
   EXPECT_FALSE(op->workspace_size(-1, false, &bytes).ok());
   EXPECT_FALSE(op->workspace_size(1, false, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// ---- measured planning -------------------------------------------------------------------------
+
+bool is_tuned(const Plan& p) { return p.reason.rfind("tuned: ", 0) == 0; }
+
+// tune(m) installs the report's chosen plan for (m, bias): run() computes the product with it,
+// the rule cache's size bound does not evict it, the other bias key keeps its rule plan (16-bit A;
+// fp32 A adds the bias outside the product, so both keys are one plan), and clear_plan_cache()
+// drops it. q7.qkv of Qwen2.5-7B (3584 x 4608), where the rule's depth was not the fastest (v31).
+TEST(MatMulNBitsOp, TunedPlanServesLaterRuns) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 213);
+  TuneOptions quick;
+  quick.launches = 8;
+  quick.rounds = 3;
+  for (const AMode& mode : {kModes[1], kModes[2]}) {  // bf16, fp32 (bf16 compute)
+    const DType compute = matmul_nbits_compute_dtype(mode.a_dtype, mode.accuracy_level);
+    const Node node = make_node(rng, 4608, 3584, 4, 128, ZeroPointKind::kNone, false, compute);
+    std::unique_ptr<MatMulNBitsOp> op;
+    ASSERT_TRUE(create_op(node, mode.a_dtype, Options(), &op).ok());
+    for (const int64_t m : {int64_t(1), int64_t(16)}) {
+      const std::string where = std::string(mode.name) + " m=" + std::to_string(m);
+      TuneReport report;
+      const Status tuned = op->tune(m, true, nullptr, quick, &report);
+      ASSERT_TRUE(tuned.ok()) << where << ": " << tuned.to_string();
+      ASSERT_GT(report.candidates.size(), 1u) << where;
+      const Plan& chosen = report.candidates[static_cast<size_t>(report.chosen)].plan;
+      Plan p;
+      ASSERT_TRUE(op->plan_for(m, true, &p).ok());
+      EXPECT_TRUE(is_tuned(p)) << where << ": " << p.reason;
+      EXPECT_EQ(p.tier, chosen.tier) << where;
+      EXPECT_EQ(p.decode.splits, chosen.decode.splits) << where;
+      EXPECT_EQ(p.decode.epilogue, chosen.decode.epilogue) << where;
+      EXPECT_EQ(p.prefill.tokens, chosen.prefill.tokens) << where;
+      EXPECT_EQ(p.problem.has_bias, mode.a_dtype != DType::kF32) << where;
+      ASSERT_TRUE(op->plan_for(m, false, &p).ok());
+      EXPECT_EQ(is_tuned(p), mode.a_dtype == DType::kF32) << where << ": " << p.reason;
+      // More distinct M than the rule cache holds (256): it empties, the tuned plan stays.
+      size_t bytes = 0;
+      for (int64_t other = 100; other < 400; ++other) {
+        ASSERT_TRUE(op->workspace_size(other, true, &bytes).ok());
+      }
+      ASSERT_TRUE(op->plan_for(m, true, &p).ok());
+      EXPECT_TRUE(is_tuned(p)) << where << ": evicted (" << p.reason << ")";
+      const std::vector<float> a = random_values(rng, static_cast<size_t>(m * 3584), mode.a_dtype);
+      const std::vector<float> bias = random_values(rng, 4608, mode.a_dtype);
+      const RunOutput r = run_once(*op, a, m, &bias);
+      ASSERT_TRUE(r.status.ok()) << where << ": " << r.status.to_string();
+      EXPECT_TRUE(matches_reference(r.y, a, m, node.weight, &bias, mode.a_dtype, compute))
+          << where << " (" << chosen.reason << ")";
+    }
+    op->clear_plan_cache();
+    Plan p;
+    ASSERT_TRUE(op->plan_for(1, true, &p).ok());
+    EXPECT_FALSE(is_tuned(p)) << mode.name << ": " << p.reason;
+  }
+}
+
+// A tuning's chosen options, given to another operator of the same node through plan_with(), give
+// the same launch and, in deterministic mode, bitwise the same output: how an engine reuses a
+// tuning across processes without timing again.
+TEST(MatMulNBitsOp, TunedOptionsReinstalledElsewhereGiveTheSameOutput) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 215);
+  TuneOptions quick;
+  quick.launches = 8;
+  quick.rounds = 3;
+  Options deterministic;
+  deterministic.deterministic = true;
+  const Node node = make_node(rng, 4608, 3584, 4, 128, ZeroPointKind::kNone, false, DType::kBF16);
+  std::unique_ptr<MatMulNBitsOp> tuned_op, other_op;
+  ASSERT_TRUE(create_op(node, DType::kBF16, deterministic, &tuned_op).ok());
+  ASSERT_TRUE(create_op(node, DType::kBF16, deterministic, &other_op).ok());
+  for (const int64_t m : {int64_t(1), int64_t(16)}) {
+    const std::string where = "m=" + std::to_string(m);
+    TuneReport report;
+    ASSERT_TRUE(tuned_op->tune(m, true, nullptr, quick, &report).ok()) << where;
+    const Options& chosen = report.candidates[static_cast<size_t>(report.chosen)].options;
+    ASSERT_TRUE(other_op->plan_with(m, true, chosen).ok()) << where;
+    Plan a, b;
+    ASSERT_TRUE(tuned_op->plan_for(m, true, &a).ok());
+    ASSERT_TRUE(other_op->plan_for(m, true, &b).ok());
+    EXPECT_EQ(b.reason.rfind("given options: ", 0), 0u) << where << ": " << b.reason;
+    EXPECT_EQ(a.tier, b.tier) << where;
+    EXPECT_EQ(a.decode.splits, b.decode.splits) << where;
+    EXPECT_EQ(a.decode.epilogue, b.decode.epilogue) << where;
+    EXPECT_EQ(a.decode.warp_stages, b.decode.warp_stages) << where;
+    EXPECT_EQ(a.prefill.tokens, b.prefill.tokens) << where;
+    EXPECT_EQ(a.prefill.splits, b.prefill.splits) << where;
+    EXPECT_TRUE(b.deterministic) << where;
+    const std::vector<float> x = random_values(rng, static_cast<size_t>(m * 3584), DType::kBF16);
+    const std::vector<float> bias = random_values(rng, 4608, DType::kBF16);
+    const RunOutput ra = run_once(*tuned_op, x, m, &bias), rb = run_once(*other_op, x, m, &bias);
+    ASSERT_TRUE(ra.status.ok() && rb.status.ok()) << where;
+    EXPECT_TRUE(ra.raw == rb.raw) << where << ": outputs differ (" << a.reason << ")";
+    EXPECT_TRUE(matches_reference(rb.y, x, m, node.weight, &bias, DType::kBF16, DType::kBF16))
+        << where;
+  }
+}
+
+TEST(MatMulNBitsOp, BadTuneArgumentsAreRefused) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 214);
+  const Node node = make_node(rng, 256, 512, 4, 32, ZeroPointKind::kNone, false, DType::kF16);
+  std::unique_ptr<MatMulNBitsOp> op;
+  ASSERT_TRUE(create_op(node, DType::kF16, Options(), &op).ok());
+  auto expect_invalid = [](const Status& st, const char* needle) {
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.to_string();
+  };
+  expect_invalid(op->tune(0, false, nullptr), "must be >= 1");
+  expect_invalid(op->tune(-3, false, nullptr), "must be >= 1");
+  TuneOptions bad;
+  bad.rounds = 0;
+  expect_invalid(op->tune(1, false, nullptr, bad), "rounds");
+  Options bad_options;
+  bad_options.decode_splits = 0;
+  expect_invalid(op->plan_with(1, false, bad_options), "decode_splits");
+  expect_invalid(op->plan_with(-1, false, Options()), "must be >= 0");
+  // Failed calls leave the rule's plan in place.
+  Plan p;
+  ASSERT_TRUE(op->plan_for(1, false, &p).ok());
+  EXPECT_FALSE(is_tuned(p)) << p.reason;
+  EXPECT_EQ(p.reason.rfind("given options: ", 0), std::string::npos) << p.reason;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
