@@ -262,7 +262,7 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
 }
 
 // The auto tier's lower edge on this GPU (api/dispatch_rules.h): int4 weights go to prefill from
-// M = 33, int8 from 12; the option moves the edge, and dense_min_m still caps decode.
+// M = 33, int8 from 17; the option moves the edge, and dense_min_m still caps decode.
 TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 308);
@@ -282,8 +282,9 @@ TEST(PrefillDispatch, AutoPicksDecodeBelowPrefillMinM) {
   spec.bits = 8;
   GemmCase c8;
   c8.weight = testing::random_weight(rng, spec);
-  EXPECT_EQ(testing::checked_tier(c8, 11, rng()), Tier::kDecode);
-  EXPECT_EQ(testing::checked_tier(c8, 12, rng()), Tier::kPrefill);
+  EXPECT_EQ(testing::checked_tier(c8, 12, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c8, 16, rng()), Tier::kDecode);
+  EXPECT_EQ(testing::checked_tier(c8, 17, rng()), Tier::kPrefill);
 
   // A large int4 weight (l3-70b.gate_up's shape class; plan only, no data): the same edge.
   Problem problem;
