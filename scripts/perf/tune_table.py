@@ -48,8 +48,10 @@ def main():
         ratios.append(ratio)
         m = re.match(r"tuned: (.*?) ([\d.]+) us of (\d+) candidates \(rule ([\d.]+) us", t.get(
             "reason", ""))
-        chosen = f"{m.group(1)} ({float(m.group(2)):.2f}, {float(m.group(4)):.2f}) of {m.group(3)}" \
-            if m else "untimed"
+        chosen = "untimed"
+        if m:
+            chosen = (f"{m.group(1)} ({float(m.group(2)):.2f}, {float(m.group(4)):.2f}) "
+                      f"of {m.group(3)}")
         ms = (t.get("tune") or {}).get("ms")
         if ms is not None:
             tune_ms.append(ms)

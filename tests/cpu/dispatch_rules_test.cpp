@@ -1,6 +1,6 @@
 // The auto tier's decode/prefill crossover (src/api/dispatch_rules.h): the edges measured on the
-// H200 (docs/perf/decode.md, Crossover v2, v12a and v33b). The GPU test PrefillDispatch checks the tier
-// plan() picks on either side of them.
+// H200 (docs/perf/decode.md, Crossover v2, v12a and v33b). The GPU test PrefillDispatch checks
+// the tier plan() picks on either side of them.
 #include <gtest/gtest.h>
 
 #include "api/dispatch_rules.h"
