@@ -151,6 +151,8 @@ class MatMulNBitsOp {
                               std::unique_ptr<MatMulNBitsOp>* out);
   // The plan cache's key: (m, whether the 16-bit product adds the bias).
   std::pair<int64_t, bool> plan_key(int64_t m, bool has_bias) const;
+  // The problem the plan of a key solves: this operator's weight, m = key.first rows.
+  Problem problem_for(const std::pair<int64_t, bool>& key) const;
   Status cached_plan(int64_t m, bool has_bias, std::shared_ptr<const Plan>* out);
   // Bytes of the fp32 staging buffers (A and Y in the compute type) for m rows; 0 for 16-bit A.
   size_t staging_bytes(int64_t m) const;

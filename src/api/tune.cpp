@@ -182,6 +182,12 @@ struct WeightCopies {
   std::vector<DeviceWeight> views;
 };
 
+// Bytes of one [scale_rows][n_pad] plane of 16-bit values: the scales, or each zero-point plane
+// (DeviceWeight::zero_fold holds shifts and folds, two planes).
+size_t plane_bytes(const PackedGeometry& g) {
+  return static_cast<size_t>(g.scale_rows * g.n_pad) * 2;
+}
+
 // One more copy of `weight` in out, filled on stream.
 Status add_weight_copy(const DeviceWeight& weight, cudaStream_t stream, WeightCopies* out) {
   DeviceWeightStorage copy;
@@ -195,7 +201,7 @@ Status add_weight_copy(const DeviceWeight& weight, cudaStream_t stream, WeightCo
   }
   DeviceWeight& v = copy.mutable_view();
   const PackedGeometry& g = weight.geometry;
-  const size_t meta_bytes = static_cast<size_t>(g.scale_rows * g.n_pad) * 2;
+  const size_t meta_bytes = plane_bytes(g);
   SF_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(v.codes), weight.codes,
                                 static_cast<size_t>(g.code_bytes()), cudaMemcpyDeviceToDevice,
                                 stream));
@@ -214,9 +220,8 @@ Status add_weight_copy(const DeviceWeight& weight, cudaStream_t stream, WeightCo
 // The bytes one call streams from a weight: codes, scales, and the zero planes if any.
 size_t weight_stream_bytes(const DeviceWeight& weight) {
   const PackedGeometry& g = weight.geometry;
-  const size_t meta_bytes = static_cast<size_t>(g.scale_rows * g.n_pad) * 2;
   const bool zero = weight.zero_kind != ZeroPointKind::kNone;
-  return static_cast<size_t>(g.code_bytes()) + meta_bytes * (zero ? 3 : 1);
+  return static_cast<size_t>(g.code_bytes()) + plane_bytes(g) * (zero ? 3 : 1);
 }
 
 Status make_weight_copies(const DeviceWeight& weight, int device, const TuneOptions& t,

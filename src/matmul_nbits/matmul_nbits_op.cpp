@@ -231,6 +231,10 @@ std::pair<int64_t, bool> MatMulNBitsOp::plan_key(int64_t m, bool has_bias) const
   return {m, has_bias && a_dtype_ != DType::kF32};
 }
 
+Problem MatMulNBitsOp::problem_for(const std::pair<int64_t, bool>& key) const {
+  return Problem::for_weight(storage_.view(), key.first, compute_dtype_, key.second);
+}
+
 Status MatMulNBitsOp::cached_plan(int64_t m, bool has_bias, std::shared_ptr<const Plan>* out) {
   const std::pair<int64_t, bool> key = plan_key(m, has_bias);
   {
@@ -249,7 +253,7 @@ Status MatMulNBitsOp::cached_plan(int64_t m, bool has_bias, std::shared_ptr<cons
   // Planned outside the lock (it reads the environment and device attributes); two threads
   // planning the same M at once get equal plans and one insertion wins.
   auto made = std::make_shared<Plan>();
-  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
+  const Problem problem = problem_for(key);
   SF_RETURN_IF_ERROR(plan(problem, device_, options_, made.get()));
   std::lock_guard<std::mutex> lock(plans_mutex_);
   if (plans_.size() >= kMaxCachedPlans) plans_.clear();
@@ -267,7 +271,7 @@ Status MatMulNBitsOp::tune(int64_t m, bool has_bias, cudaStream_t stream,
   DeviceGuard guard;  // tune() allocates and creates its stream on the current device
   SF_RETURN_IF_ERROR(guard.enter(&device));
   const std::pair<int64_t, bool> key = plan_key(m, has_bias);
-  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
+  const Problem problem = problem_for(key);
   auto tuned = std::make_shared<Plan>();
   SF_RETURN_IF_ERROR(sailfish::tune(problem, device_, options_, storage_.view(), *context_, stream,
                                     tune_options, tuned.get(), report));
@@ -280,7 +284,7 @@ Status MatMulNBitsOp::tune(int64_t m, bool has_bias, cudaStream_t stream,
 Status MatMulNBitsOp::plan_with(int64_t m, bool has_bias, const Options& options) {
   if (m < 0) return invalid_argument("MatMulNBitsOp::plan_with: m is ", m, "; must be >= 0");
   const std::pair<int64_t, bool> key = plan_key(m, has_bias);
-  const Problem problem = Problem::for_weight(storage_.view(), m, compute_dtype_, key.second);
+  const Problem problem = problem_for(key);
   auto given = std::make_shared<Plan>();
   SF_RETURN_IF_ERROR(plan(problem, device_, options, given.get()));
   given->reason = "given options: " + given->reason;
