@@ -51,6 +51,10 @@ namespace sailfish::decode {
 // kStreamK: the Stream-K grid (config.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
 // p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of
 // them (below).
+// No minimum-CTAs argument in the launch bounds: even an explicit 1 moves ptxas off its default
+// allocation (one token tile 127 -> 130 registers, so 3 CTAs an SM instead of 4; two tiles
+// 166 -> 182, 2 instead of 3), and such a build ran up to 1.24x the default's time
+// (docs/perf/decode.md, v34).
 template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages,
           bool kStreamK = false>
 __global__ void __launch_bounds__(kThreads)
