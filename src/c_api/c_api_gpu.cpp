@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -240,6 +241,23 @@ Status run_op(MatMulNBitsOp& op, const float* a, int64_t m, const float* bias, f
   return status;
 }
 
+// A C string out-parameter: text cut to capacity - 1 bytes and NUL-terminated (nothing is
+// written where out is null or capacity is 0).
+void copy_out(const std::string& text, char* out, size_t capacity) {
+  if (out == nullptr || capacity == 0) return;
+  const size_t n = std::min(text.size(), capacity - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+Status bias_flag_of(int has_bias, bool* out) {
+  if (has_bias != 0 && has_bias != 1) {
+    return sailfish::invalid_argument("has_bias is ", has_bias, "; accepted: 0, 1");
+  }
+  *out = has_bias == 1;
+  return Status();
+}
+
 }  // namespace
 
 extern "C" {
@@ -317,6 +335,41 @@ int sf_gpu_matmul_nbits_run(sf_gpu_matmul_nbits_op* op, const float* a, int64_t 
   return guarded([&]() -> Status {
     if (op == nullptr || op->op == nullptr) return sailfish::invalid_argument("op is null");
     return run_op(*op->op, a, m, bias, y, tier_used);
+  });
+}
+
+int sf_gpu_matmul_nbits_tune(sf_gpu_matmul_nbits_op* op, int64_t m, int has_bias, int launches,
+                             int rounds, int* candidates, double* us_per_call, char* chosen_label,
+                             size_t label_capacity) {
+  return guarded([&]() -> Status {
+    if (op == nullptr || op->op == nullptr) return sailfish::invalid_argument("op is null");
+    bool bias = false;
+    SF_RETURN_IF_ERROR(bias_flag_of(has_bias, &bias));
+    sailfish::TuneOptions tune_options;
+    if (launches != 0) tune_options.launches = launches;  // tune() says which values it takes
+    if (rounds != 0) tune_options.rounds = rounds;
+    sailfish::TuneReport report;
+    SF_RETURN_IF_ERROR(op->op->tune(m, bias, nullptr, tune_options, &report));
+    const sailfish::TuneCandidate& chosen = report.candidates.at(report.chosen);
+    if (candidates != nullptr) *candidates = static_cast<int>(report.candidates.size());
+    if (us_per_call != nullptr) *us_per_call = chosen.us_per_call;
+    copy_out(chosen.label, chosen_label, label_capacity);
+    return Status();
+  });
+}
+
+int sf_gpu_matmul_nbits_plan(sf_gpu_matmul_nbits_op* op, int64_t m, int has_bias, int* tier,
+                             char* reason, size_t reason_capacity, size_t* reason_size) {
+  return guarded([&]() -> Status {
+    if (op == nullptr || op->op == nullptr) return sailfish::invalid_argument("op is null");
+    bool bias = false;
+    SF_RETURN_IF_ERROR(bias_flag_of(has_bias, &bias));
+    sailfish::Plan plan;
+    SF_RETURN_IF_ERROR(op->op->plan_for(m, bias, &plan));
+    if (tier != nullptr) *tier = static_cast<int>(plan.tier);
+    if (reason_size != nullptr) *reason_size = plan.reason.size();
+    copy_out(plan.reason, reason, reason_capacity);
+    return Status();
   });
 }
 

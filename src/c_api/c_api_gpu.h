@@ -70,6 +70,26 @@ int sf_gpu_matmul_nbits_save(const sf_gpu_matmul_nbits_op* op, uint8_t* buffer, 
 int sf_gpu_matmul_nbits_run(sf_gpu_matmul_nbits_op* op, const float* a, int64_t m,
                             const float* bias, float* y, int* tier_used);
 
+/* Measured planning for m >= 1 rows, with a bias or without (has_bias 0 or 1): times the plan
+ * run() would use against its alternatives on this operator's weight and keeps the fastest for
+ * every later sf_gpu_matmul_nbits_run of that m and bias presence (MatMulNBitsOp::tune,
+ * include/sailfish/tune.h). launches and rounds are TuneOptions' (0 keeps its default). A
+ * load-time call: it allocates weight copies, captures CUDA graphs and synchronizes. Each output
+ * may be null: *candidates the number of candidate plans, *us_per_call the chosen one's median
+ * time (0 where plan()'s choice was the only candidate: it is kept untimed), chosen_label its
+ * label ("rule", "decode splits=3", "prefill rule"), NUL-terminated and cut to
+ * label_capacity - 1 bytes. */
+int sf_gpu_matmul_nbits_tune(sf_gpu_matmul_nbits_op* op, int64_t m, int has_bias, int launches,
+                             int rounds, int* candidates, double* us_per_call, char* chosen_label,
+                             size_t label_capacity);
+
+/* The plan sf_gpu_matmul_nbits_run uses for m >= 0 rows and bias presence (made and cached if
+ * it is not yet): *tier (may be null) the sailfish::Tier, reason (may be null) why it was chosen
+ * ("tuned: ..." after a tuning), NUL-terminated and cut to reason_capacity - 1 bytes;
+ * *reason_size (may be null) the reason's full length, without the NUL. */
+int sf_gpu_matmul_nbits_plan(sf_gpu_matmul_nbits_op* op, int64_t m, int has_bias, int* tier,
+                             char* reason, size_t reason_capacity, size_t* reason_size);
+
 void sf_gpu_matmul_nbits_destroy(sf_gpu_matmul_nbits_op* op);
 
 /* create + run + destroy in one call. */

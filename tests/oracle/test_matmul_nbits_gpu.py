@@ -58,8 +58,13 @@ bits that change was below what 16-bit weights resolved with format version 1 (w
 up to 128 s rounded to 16 bits). The output rounding is a hard bound and is added, not
 root-summed. On the H200 the worst error was about 0.3 of the bound.
 
-When no GPU is present (or the library was built without CUDA) it prints why, skips every check
-and exits 0. Prints one line per case and a final "N passed, N failed, N skipped"; exits 1 on any
+Besides the grid: three operators tuned through sf_gpu_matmul_nbits_tune (TUNE_CASES), whose
+next run must use the tuned plan (sf_gpu_matmul_nbits_plan's reason) and stay within the same
+tolerance of the float64 reference, and the C ABI's argument errors.
+
+When no GPU is present (or the library was built without CUDA) it prints why, runs only the
+checks that need no device (a null operator refused), skips the rest and exits 0 unless one of
+those failed. Prints one line per case and a final "N passed, N failed, N skipped"; exits 1 on any
 failure. Fresh random data every run; the seed is printed and SAILFISH_TEST_SEED replays it.
 """
 
@@ -125,6 +130,13 @@ def load_gpu_lib(path):
                                              ctypes.POINTER(ctypes.c_size_t)]
     lib.sf_gpu_matmul_nbits_run.restype = cint
     lib.sf_gpu_matmul_nbits_run.argtypes = [vp, f32p, i64, f32p, f32p, ctypes.POINTER(cint)]
+    lib.sf_gpu_matmul_nbits_tune.restype = cint
+    lib.sf_gpu_matmul_nbits_tune.argtypes = [vp, i64, cint, cint, cint, ctypes.POINTER(cint),
+                                             ctypes.POINTER(ctypes.c_double), ctypes.c_char_p,
+                                             ctypes.c_size_t]
+    lib.sf_gpu_matmul_nbits_plan.restype = cint
+    lib.sf_gpu_matmul_nbits_plan.argtypes = [vp, i64, cint, ctypes.POINTER(cint), ctypes.c_char_p,
+                                             ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
     lib.sf_gpu_matmul_nbits_destroy.restype = None
     lib.sf_gpu_matmul_nbits_destroy.argtypes = [vp]
     return lib, True
@@ -185,6 +197,25 @@ class GpuOp:
                                               oracle.ptr(y, ctypes.c_float), ctypes.byref(tier))
         gpu_check(self.lib, rc, "sf_gpu_matmul_nbits_run")
         return y, tier.value
+
+    def tune(self, m, has_bias, launches=0, rounds=0, label_capacity=64):
+        """(candidates, chosen us per call, chosen label) of sf_gpu_matmul_nbits_tune."""
+        candidates, us = ctypes.c_int(-1), ctypes.c_double(-1.0)
+        label = ctypes.create_string_buffer(label_capacity)
+        rc = self.lib.sf_gpu_matmul_nbits_tune(self.handle, m, int(has_bias), launches, rounds,
+                                               ctypes.byref(candidates), ctypes.byref(us), label,
+                                               label_capacity)
+        gpu_check(self.lib, rc, "sf_gpu_matmul_nbits_tune")
+        return candidates.value, us.value, label.value.decode()
+
+    def plan(self, m, has_bias, reason_capacity=512):
+        """(tier, reason, full reason length) of the plan run() uses for m rows."""
+        tier, size = ctypes.c_int(-1), ctypes.c_size_t(0)
+        reason = ctypes.create_string_buffer(reason_capacity)
+        rc = self.lib.sf_gpu_matmul_nbits_plan(self.handle, m, int(has_bias), ctypes.byref(tier),
+                                               reason, reason_capacity, ctypes.byref(size))
+        gpu_check(self.lib, rc, "sf_gpu_matmul_nbits_plan")
+        return tier.value, reason.value.decode(), size.value
 
     def close(self):
         if self.handle:
@@ -445,9 +476,110 @@ def check_api_errors(lib, counts):
     counts["passed" if ok else "failed"] += 1
 
 
+def expect_error(lib, counts, what, rc, needle):
+    """A bad call must fail with SF invalid argument (1) and a message naming the problem."""
+    msg = lib.sf_gpu_last_error().decode()
+    ok = rc == 1 and needle in msg
+    print(f"{'PASS' if ok else 'FAIL'} c_api error path ({what}): rc={rc} {msg!r}")
+    counts["passed" if ok else "failed"] += 1
+
+
+def check_api_errors_without_device(lib, counts):
+    """Entry points that must refuse a null operator before touching any device."""
+    rc = lib.sf_gpu_matmul_nbits_tune(None, 1, 0, 0, 0, None, None, None, 0)
+    expect_error(lib, counts, "tune, null op", rc, "op is null")
+    rc = lib.sf_gpu_matmul_nbits_plan(None, 1, 0, None, None, 0, None)
+    expect_error(lib, counts, "plan, null op", rc, "op is null")
+
+
+# Tuned operators (sf_gpu_matmul_nbits_tune) against the float64 reference: the shape is large
+# enough for several decode split depths to be candidates. (a mode of A_MODES, M, bias)
+TUNE_CASES = (
+    (A_MODES[1], 1, True),    # bf16
+    (A_MODES[1], 16, False),
+    (A_MODES[2], 16, True),   # fp32 activations: the 16-bit product is tuned
+)
+TUNE_K, TUNE_N = 2048, 1024
+TIER_NAMES = ("auto", "decode", "prefill", "dense")
+
+
+def check_tune(lib, rng, counts):
+    """tune() through the C ABI: the chosen plan is the one run() then uses, and its output is
+    right. Also its argument checks and the label's truncation."""
+    for mode, m, bias in TUNE_CASES:
+        name, a_dtype, level, compute = mode
+        c = dict(bits=4, bs=128, zk="none", use_g=False, k=TUNE_K, n=TUNE_N, mode=mode)
+        t, ort_dtype = make_case_tensors(rng, c)
+        bias32 = None
+        if bias:
+            bias32 = (0.5 * rng.standard_normal(TUNE_N)).astype(np.float32)
+            if name == "bf16":
+                bias32 = round_bf16(bias32)
+        _, a32 = activations(rng, m, TUNE_K, mode, ort_dtype)
+        a64 = a32.astype(np.float64)
+        y_ref = oracle.sf_reference(lib, t, a64, bias32)
+        w = oracle.sf_dequantize(lib, t)
+        bound, scale = tolerance(t, w, zero_fold(t), a64, y_ref, bias32, compute, a_dtype == 2,
+                                 exact_in(t["scales"], compute), False, False)
+        label = f"tune A={name} M={m} bias={int(bias)} K={TUNE_K} N={TUNE_N}"
+        problems = []
+        op = GpuOp.create(lib, t, level, a_dtype, 0, 0, 0)
+        try:
+            candidates, us, chosen = op.tune(m, bias, launches=8, rounds=3)
+            tier, reason, reason_size = op.plan(m, bias)
+            y, tier_used = op.run(a32, bias32)
+            if candidates < 2:
+                problems.append(f"{candidates} candidates (expected the rule and alternatives)")
+            if not us > 0.0:
+                problems.append(f"chosen plan's time {us}")
+            if not chosen or chosen not in reason or not reason.startswith("tuned: "):
+                problems.append(f"the plan's reason {reason!r} does not name the tuned choice "
+                                f"{chosen!r}")
+            if reason_size != len(reason):
+                problems.append(f"reason size {reason_size} for a reason of {len(reason)} bytes")
+            if tier != tier_used:
+                problems.append(f"plan says tier {tier}, run used {tier_used}")
+            y64 = y.astype(np.float64)
+            err = float(np.linalg.norm(y64 - y_ref))
+            if not np.all(np.isfinite(y64)):
+                problems.append(f"{int(np.sum(~np.isfinite(y64)))} non-finite outputs")
+            elif not err <= bound:
+                problems.append(f"rel error {err / scale:.2e} > tolerance {bound / scale:.2e}")
+            # A short label buffer gets the label's start, NUL-terminated.
+            _, _, short = op.tune(m, bias, launches=8, rounds=3, label_capacity=3)
+            if len(short) > 2:
+                problems.append(f"label {short!r} overran a 3-byte buffer")
+            shown = (f"{candidates} candidates, chose {chosen!r} {us:.2f} us "
+                     f"({TIER_NAMES[tier] if 0 <= tier <= 3 else tier}), err/tol {err / bound:.2f}")
+        except Exception as e:  # noqa: BLE001 - reported as this case's failure
+            problems.append(f"{type(e).__name__}: {e}")
+            shown = "raised"
+        status = "FAIL" if problems else "PASS"
+        print(f"{status} {label}: {shown}")
+        for p in problems:
+            print(f"    {p}")
+        counts["failed" if problems else "passed"] += 1
+        if m == 1:  # argument checks on a live operator, once
+            h = op.handle
+            expect_error(lib, counts, "tune, m = 0",
+                         lib.sf_gpu_matmul_nbits_tune(h, 0, 0, 0, 0, None, None, None, 0),
+                         "m is 0")
+            expect_error(lib, counts, "tune, launches = -3",
+                         lib.sf_gpu_matmul_nbits_tune(h, 1, 0, -3, 0, None, None, None, 0),
+                         "launches is -3")
+            expect_error(lib, counts, "tune, has_bias = 2",
+                         lib.sf_gpu_matmul_nbits_tune(h, 1, 2, 0, 0, None, None, None, 0),
+                         "has_bias is 2")
+            expect_error(lib, counts, "plan, m = -1",
+                         lib.sf_gpu_matmul_nbits_plan(h, -1, 0, None, None, 0, None), "m is -1")
+        op.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lib", required=True, help="path to libsailfish_c.so")
+    parser.add_argument("--api-only", action="store_true",
+                        help="only the C ABI checks and the tuned operators, not the grid")
     args = parser.parse_args()
 
     env_seed = os.environ.get("SAILFISH_TEST_SEED")
@@ -456,18 +588,21 @@ def main():
           f"replay); onnxruntime {oracle.ort.__version__}, numpy {np.__version__}")
     rng = np.random.default_rng(seed)
     lib, has_gpu_api = load_gpu_lib(args.lib)
-    cases = build_cases(rng)
-    planned = len(cases) * len(VARIANTS) * len(MS) + 2
+    cases = [] if args.api_only else build_cases(rng)
+    planned = len(cases) * len(VARIANTS) * len(MS) + 2 + len(TUNE_CASES) + 4
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    if has_gpu_api:
+        check_api_errors_without_device(lib, counts)
     if not has_gpu_api or lib.sf_gpu_available() == 0:
         why = ("the library was built without CUDA" if not has_gpu_api
                else "no CUDA device is visible")
         print(f"[sailfish] {why}: skipping all {planned} GPU checks")
-        print(f"0 passed, 0 failed, {planned} skipped")
-        return 0
+        print(f"{counts['passed']} passed, {counts['failed']} failed, {planned} skipped")
+        return 1 if counts["failed"] else 0
 
-    counts = {"passed": 0, "failed": 0, "skipped": 0}
     start = time.time()
     check_api_errors(lib, counts)
+    check_tune(lib, rng, counts)
     for c in cases:
         try:
             run_case(lib, rng, c, counts)
