@@ -280,7 +280,15 @@ __global__ void __launch_bounds__(kThreads)
   // Zero points: offset_zero_coefficient of the same columns (unused without).
   [[maybe_unused]] float group_zero[4][2];
   // first_slice_only: the group ends between the two slices of the current pair (groups of 16).
-  auto flush_group = [&](bool first_slice_only) {
+  // zero_sums: zero acc and the correction for the next group. With kGroupsStartFromZero, groups
+  // of 64 or more need not: a group starts with a block, whose first slice's mma then start from
+  // zero instead. At two token tiles the 20 register-pair zeroings a group held 5% of the stall
+  // samples, most of it waiting for the ALU pipe that the conversions keep busy; there the zero
+  // start ran 0.970-1.033x the time (geometric mean 0.995 int4, 0.991 int8, M = 16). At one tile
+  // (1.004 int4, 1.019 int8 at M = 1) and with zero points (1.016) it lost, so those keep the
+  // zeroing (docs/perf/decode.md, v35).
+  constexpr bool kGroupsStartFromZero = kTiles == 2 && !kZeroPoints;
+  auto flush_group = [&](bool first_slice_only, bool zero_sums) {
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
       // Token g's correction (lanes 4g .. 4g + 3); tokens 2t and 2t + 1 of the accumulators
@@ -314,9 +322,9 @@ __global__ void __launch_bounds__(kThreads)
           float& t = total[j][tt][i];
           if constexpr (has_zero) t = fmaf(group_zero[j][i / 2], i & 1 ? odd_unit : even_unit, t);
           t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + token_correction, t);
-          acc[j][tt][i] = 0.0f;
+          if (zero_sums) acc[j][tt][i] = 0.0f;
         }
-        if (!first_slice_only || i % 2 == 0) c[i] = 0.0f;
+        if (zero_sums && (!first_slice_only || i % 2 == 0)) c[i] = 0.0f;
       }
     }
   };
@@ -326,7 +334,7 @@ __global__ void __launch_bounds__(kThreads)
   // run's first tile) parked in the warp's slot-0 region past the stages for the cluster reduction.
   [[maybe_unused]] int tile_strip = first_strip, block_kb = kb_begin;
   auto finish_tile = [&]() {
-    if (current_group >= 0) flush_group(false);
+    if (current_group >= 0) flush_group(false, true);
     current_group = -1;  // the next tile's groups count from 0 again
     if (tile_strip != first_strip || kb_begin == 0) {
 #pragma unroll
@@ -459,9 +467,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int s = sp + half;
+          // Whether a group starts here (uniform across the warp).
           auto enter_group = [&](int group, int row) {
-            if (group == current_group) return;  // uniform across the warp
-            if (current_group >= 0) flush_group(half == 1);
+            if (group == current_group) return false;
+            if (current_group >= 0) {
+              flush_group(half == 1, !(kLargeGroups && kGroupsStartFromZero));
+            }
             current_group = group;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
@@ -475,57 +486,80 @@ __global__ void __launch_bounds__(kThreads)
                 }
               }
             }
+            return true;
           };
+          // Groups of 64 or more: a group started at this block's first slice, whose mma then
+          // start the group's sums from zero (kGroupsStartFromZero).
+          [[maybe_unused]] bool group_starts = false;
           if constexpr (kScaleSums) {
             if constexpr (kLargeGroups) {
-              if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
+              if (s == 0) group_starts = enter_group(kb >> (p.group_shift - 6), 0);
             } else {
               // slice_scale_row without its >= 6 test.
               enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
             }
           }
           if constexpr (offset_dequant) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              if constexpr (kBits == 4) {
-                P v[4];
-                gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
-                uint32_t a[4];
-                detail::pairs_to_fragment(v, a);
-#pragma unroll
-                for (int tt = 0; tt < kTiles; ++tt) {
-                  gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+            // The slice's mma, compiled twice: from_zero for a group's first slice, where each
+            // sum's first mma ignores the old accumulators (mma_m16n8k16_zero_c). One branch a
+            // block picks the copy; a select per mma would issue each of them twice.
+            auto offset_slice = [&](auto from_zero) {
+              auto first_mma = [&](float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                   uint32_t b1) {
+                if constexpr (decltype(from_zero)::value) {
+                  gpu::mma_m16n8k16_zero_c<T>(d, a, b0, b1);
+                } else {
+                  gpu::mma_m16n8k16<T>(d, a, b0, b1);
                 }
-              } else if constexpr (!kNibbleSplit) {  // fp16 int8
-                __half2 column[2], column8[2];
-                gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
-                gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
-                const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
-                                       gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
+              };
 #pragma unroll
-                for (int tt = 0; tt < kTiles; ++tt) {
-                  gpu::mma_m16n8k16<T>(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
-                }
-              } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
-                __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
-                gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
-                gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
-                const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
-                                          gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
-                const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
-                                          gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
+              for (int j = 0; j < 4; ++j) {
+                if constexpr (kBits == 4) {
+                  P v[4];
+                  gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
+                  uint32_t a[4];
+                  detail::pairs_to_fragment(v, a);
 #pragma unroll
-                for (int tt = 0; tt < kTiles; ++tt) {
-                  gpu::mma_m16n8k16<T>(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
-                  gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half], b16[tt][2 * half + 1]);
+                  for (int tt = 0; tt < kTiles; ++tt) {
+                    first_mma(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+                  }
+                } else if constexpr (!kNibbleSplit) {  // fp16 int8
+                  __half2 column[2], column8[2];
+                  gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
+                  gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
+                  const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
+                                         gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
+#pragma unroll
+                  for (int tt = 0; tt < kTiles; ++tt) {
+                    first_mma(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
+                  }
+                } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
+                  __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
+                  gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
+                  gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
+                  const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
+                                            gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
+                  const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
+                                            gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
+#pragma unroll
+                  for (int tt = 0; tt < kTiles; ++tt) {
+                    first_mma(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
+                    gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half],
+                                         b16[tt][2 * half + 1]);
+                  }
                 }
               }
-            }
-            if (half == 0) {  // after enter_group: a new group starts with this pair's correction
+              if (half == 0) {  // after enter_group: a new group starts with this pair's correction
 #pragma unroll
-              for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(correction[tt], b[tt], offset_low_k, offset_high_k);
+                for (int tt = 0; tt < kTiles; ++tt) {
+                  first_mma(correction[tt], b[tt], offset_low_k, offset_high_k);
+                }
               }
+            };
+            if (kGroupsStartFromZero && kLargeGroups && s == 0 && group_starts) {
+              offset_slice(std::true_type{});
+            } else {
+              offset_slice(std::false_type{});
             }
           } else {
 #pragma unroll
@@ -597,7 +631,7 @@ __global__ void __launch_bounds__(kThreads)
     mainloop(std::false_type{});
   }
   gpu::cp_async_wait<0>();
-  if (kScaleSums && current_group >= 0) flush_group(false);
+  if (kScaleSums && current_group >= 0) flush_group(false, false);
   if constexpr (kStreamK) {
     __syncwarp();  // no lane still reads the stages the sums overwrite
     // The run ends inside a tile: its sums of that tile go to slot 1, the warp's own region.
