@@ -288,6 +288,23 @@ __global__ void __launch_bounds__(kThreads)
   // (1.004 int4, 1.019 int8 at M = 1) and with zero points (1.016) it lost, so those keep the
   // zeroing (docs/perf/decode.md, v35).
   constexpr bool kGroupsStartFromZero = kTiles == 2 && !kZeroPoints;
+  // The fused group start (run_blocks, groups of 64 or more): the block that starts a group
+  // takes one branch, whose taken side holds the last group's flush, the new group's scale loads
+  // and the first slice's conversions and mma. Before, the flush had a branch of its own ahead of
+  // the conversions, so ptxas could not overlap its FMA-pipe adds with their ALU work (the busier
+  // pipe). H200 A/B (docs/perf/decode.md, v36), geometric means of bf16 at group 128 unless
+  // said: two tiles 0.979x int4 (M = 9-16, 0.958-0.993), 0.977x int8, 0.960x at group 64, fp16
+  // int4 1.001x; one tile 0.976x int4 (M = 1-8), 0.985x int8, 0.974x with zero points, 0.949x at
+  // group 64. Zero points at two tiles ran 0.999x (0.972-1.032) and keep the separate flush.
+  constexpr bool kFuseGroupStarts = kScaleSums && (kTiles == 1 || !kZeroPoints);
+  if constexpr (kFuseGroupStarts) {
+    // The first group's start runs the flush too, on zero sums, which must add zero.
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      group_scale[j][0] = group_scale[j][1] = 0.0f;
+      if constexpr (has_zero) group_zero[j][0] = group_zero[j][1] = 0.0f;
+    }
+  }
   auto flush_group = [&](bool first_slice_only, bool zero_sums) {
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
@@ -336,6 +353,15 @@ __global__ void __launch_bounds__(kThreads)
   auto finish_tile = [&]() {
     if (current_group >= 0) flush_group(false, true);
     current_group = -1;  // the next tile's groups count from 0 again
+    if constexpr (kFuseGroupStarts) {
+      // The next tile's first group start flushes zero sums: with zero scales, not the last
+      // tile's (a non-finite scale there would turn 0 into NaN in another strip's sums).
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        group_scale[j][0] = group_scale[j][1] = 0.0f;
+        if constexpr (has_zero) group_zero[j][0] = group_zero[j][1] = 0.0f;
+      }
+    }
     if (tile_strip != first_strip || kb_begin == 0) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -467,13 +493,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int s = sp + half;
-          // Whether a group starts here (uniform across the warp).
-          auto enter_group = [&](int group, int row) {
-            if (group == current_group) return false;
-            if (current_group >= 0) {
-              flush_group(half == 1, !(kLargeGroups && kGroupsStartFromZero));
-            }
-            current_group = group;
+          // The scales (and zero-point coefficients) of the group that starts at scale row `row`.
+          auto load_group_scales = [&](int row) {
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
 #pragma unroll
@@ -486,14 +507,21 @@ __global__ void __launch_bounds__(kThreads)
                 }
               }
             }
+          };
+          // Whether a group starts here (uniform across the warp); if so, flushes the last one.
+          auto enter_group = [&](int group, int row) {
+            if (group == current_group) return false;
+            if (current_group >= 0) flush_group(half == 1, true);
+            current_group = group;
+            load_group_scales(row);
             return true;
           };
-          // Groups of 64 or more: a group started at this block's first slice, whose mma then
-          // start the group's sums from zero (kGroupsStartFromZero).
-          [[maybe_unused]] bool group_starts = false;
-          if constexpr (kScaleSums) {
+          // Groups of 64 or more start at a block's first slice; with kFuseGroupStarts that
+          // block's flush sits in the slice's own branch (offset_slice below).
+          constexpr bool kFusedGroupStart = kLargeGroups && kFuseGroupStarts;
+          if constexpr (kScaleSums && !kFusedGroupStart) {
             if constexpr (kLargeGroups) {
-              if (s == 0) group_starts = enter_group(kb >> (p.group_shift - 6), 0);
+              if (s == 0) enter_group(kb >> (p.group_shift - 6), 0);
             } else {
               // slice_scale_row without its >= 6 test.
               enter_group((kb * 64 + 16 * s) >> p.group_shift, (16 * s) >> p.group_shift);
@@ -556,8 +584,18 @@ __global__ void __launch_bounds__(kThreads)
                 }
               }
             };
-            if (kGroupsStartFromZero && kLargeGroups && s == 0 && group_starts) {
-              offset_slice(std::true_type{});
+            if constexpr (kFusedGroupStart) {
+              // The group's first slice: flush, scales, then the slice, in one basic block (with
+              // kGroupsStartFromZero the flush leaves the sums to the slice's zero-C mma).
+              const int group = kb >> (p.group_shift - 6);
+              if (s == 0 && group != current_group) {
+                flush_group(false, !kGroupsStartFromZero);
+                current_group = group;
+                load_group_scales(0);
+                offset_slice(std::bool_constant<kGroupsStartFromZero>{});
+              } else {
+                offset_slice(std::false_type{});
+              }
             } else {
               offset_slice(std::false_type{});
             }
