@@ -297,14 +297,17 @@ __global__ void __launch_bounds__(kThreads)
   // int4 1.001x; one tile 0.976x int4 (M = 1-8), 0.985x int8, 0.974x with zero points, 0.949x at
   // group 64. Zero points at two tiles ran 0.999x (0.972-1.032) and keep the separate flush.
   constexpr bool kFuseGroupStarts = kScaleSums && (kTiles == 1 || !kZeroPoints);
-  if constexpr (kFuseGroupStarts) {
-    // The first group's start runs the flush too, on zero sums, which must add zero.
+  // With kFuseGroupStarts a tile's first group start runs the flush too, on zero sums, which
+  // must add zero: the scales it multiplies are zeroed before a tile, so none is left from
+  // another strip (a non-finite scale times 0 is NaN).
+  auto zero_group_scales = [&]() {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       group_scale[j][0] = group_scale[j][1] = 0.0f;
       if constexpr (has_zero) group_zero[j][0] = group_zero[j][1] = 0.0f;
     }
-  }
+  };
+  if constexpr (kFuseGroupStarts) zero_group_scales();
   auto flush_group = [&](bool first_slice_only, bool zero_sums) {
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
@@ -353,15 +356,7 @@ __global__ void __launch_bounds__(kThreads)
   auto finish_tile = [&]() {
     if (current_group >= 0) flush_group(false, true);
     current_group = -1;  // the next tile's groups count from 0 again
-    if constexpr (kFuseGroupStarts) {
-      // The next tile's first group start flushes zero sums: with zero scales, not the last
-      // tile's (a non-finite scale there would turn 0 into NaN in another strip's sums).
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        group_scale[j][0] = group_scale[j][1] = 0.0f;
-        if constexpr (has_zero) group_zero[j][0] = group_zero[j][1] = 0.0f;
-      }
-    }
+    if constexpr (kFuseGroupStarts) zero_group_scales();
     if (tile_strip != first_strip || kb_begin == 0) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {

@@ -36,31 +36,13 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&c)[4], const
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// d = a . b, the accumulators' old values not read (C is zero: ptxas encodes it as RZ). Where a
-// sum starts with an mma, this replaces zeroing the four accumulators beforehand.
+// d = a . b, the accumulators' old values not read. Where a sum starts with an mma, this replaces
+// zeroing the four accumulators beforehand: ptxas folds the zeros into the mma's C operand (RZ).
 template <typename T>
 __device__ __forceinline__ void mma_m16n8k16_zero_c(float (&d)[4], const uint32_t (&a)[4],
-                                                    uint32_t b0, uint32_t b1);
-
-template <>
-__device__ __forceinline__ void mma_m16n8k16_zero_c<__half>(float (&d)[4], const uint32_t (&a)[4],
-                                                            uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
-}
-
-template <>
-__device__ __forceinline__ void mma_m16n8k16_zero_c<__nv_bfloat16>(float (&d)[4],
-                                                                   const uint32_t (&a)[4],
-                                                                   uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+                                                    uint32_t b0, uint32_t b1) {
+  d[0] = d[1] = d[2] = d[3] = 0.0f;
+  mma_m16n8k16<T>(d, a, b0, b1);
 }
 
 }  // namespace sailfish::gpu
