@@ -407,6 +407,19 @@ __global__ void __launch_bounds__(kThreads)
   // Stage cursors (offsets from the warp's first stage), advanced with compare-and-wrap.
   const int stages_end = stages * stage_bytes;
   int read_offset = 0, write_offset = (stages - 1) * stage_bytes;
+  // The steady loop (v37): the blocks that refill a stage run in a loop of their own, ahead of
+  // the last stages - 1 blocks, which refill none. The copies then lose the refill test from their
+  // predicates and the drain loop has no copies at all, and ptxas schedules the steady loop
+  // tighter than the count alone says (bf16 int4 main loop, tests/sass/loop_budget.json: one tile
+  // 286 -> 282 instructions, two 364 -> 354, three 412 -> 383). H200 A/B (docs/perf/decode.md,
+  // v37), geometric means at group 128 unless said: int4 bf16 M = 1-8 0.981x, M = 16 0.964x,
+  // M = 24 0.957x; fp16 0.977x and 0.964x; int8 0.995x and 0.997x; group 64 0.985x and 0.966x,
+  // group 32 0.945-0.969x; zero points at one tile 0.972x, at three 0.982x. Not at four tiles,
+  // which ran 1.016-1.093x slower, nor with zero points at two tiles and 4 stages (168 -> 201
+  // registers, so 2 CTAs an SM instead of 3: up to 1.09x slower), nor on the Stream-K grid, whose
+  // one-tile build got a stack frame (and which no default plan launches).
+  constexpr bool kSteadyLoop =
+      !kStreamK && kTiles <= 3 && !(kZeroPoints && kTiles == 2 && kStageCount == kStages);
   // The mainloop, compiled twice: for groups of 64 columns or more (every block lies in one group,
   // its scale row is row 0) and for groups of 16 or 32 (a group can end at any slice). The test
   // runs once per CTA; inside the slice loop it had cost a branch, a NOP and a WARPSYNC per slice,
@@ -414,7 +427,9 @@ __global__ void __launch_bounds__(kThreads)
   // Blocks [i_begin, i_end) of the warp; block i is k-block kb_offset + i of its strip.
   auto run_blocks = [&](auto large_groups, int i_begin, int i_end, int kb_offset) {
     constexpr bool kLargeGroups = decltype(large_groups)::value;
-    for (int i = i_begin; i < i_end; ++i) {
+    // Block i. known_refill: 1 or 0 where the loop knows whether the block refills a stage, -1
+    // where the block tests it.
+    auto run_block = [&](int i, auto known_refill) {
       if (!kStagesVary || stages == kStageCount) {
         gpu::cp_async_wait<kStageCount - 2>();
       } else {
@@ -424,7 +439,8 @@ __global__ void __launch_bounds__(kThreads)
       // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
       // overwrites.
       __syncwarp();
-      const bool refill = i + stages - 1 < num_blocks;
+      constexpr int kKnownRefill = decltype(known_refill)::value;
+      const bool refill = kKnownRefill >= 0 ? kKnownRefill == 1 : i + stages - 1 < num_blocks;
       issue_weights(stages_address + write_offset, refill);
       issue_activations(stages_address + write_offset, refill);
       gpu::cp_async_commit();
@@ -636,6 +652,14 @@ __global__ void __launch_bounds__(kThreads)
       if (read_offset == stages_end) read_offset = 0;
       write_offset += stage_bytes;
       if (write_offset == stages_end) write_offset = 0;
+    };
+    if constexpr (kSteadyLoop) {
+      // Block i refills a stage where i + stages - 1 < num_blocks.
+      const int steady_end = max(i_begin, min(i_end, num_blocks - stages + 1));
+      for (int i = i_begin; i < steady_end; ++i) run_block(i, std::integral_constant<int, 1>{});
+      for (int i = steady_end; i < i_end; ++i) run_block(i, std::integral_constant<int, 0>{});
+    } else {
+      for (int i = i_begin; i < i_end; ++i) run_block(i, std::integral_constant<int, -1>{});
     }
   };
   // Stream-K: one run_blocks a tile the run touches, so the tile's end (finish_tile) sits outside
