@@ -11,10 +11,9 @@ Catching a longer loop here costs no device time.
 
 For each instance the check finds the main loop: the smallest loop that holds the kernel's tensor
 instructions (four HGMMA, one k-block's, for prefill; one HMMA or more and its stage refills,
-LDGSTS, for decode). It counts the
-loop's instructions (NOPs left out) and fails when the count exceeds the budget in
-loop_budget.json by more than 1%. Every form a loop branches between is in that count, so it is
-a static count, not the executed path.
+LDGSTS, for decode). It counts the loop's instructions (NOPs left out) and fails when the count
+exceeds the budget in loop_budget.json by more than 1%. Every form a loop branches between is in
+that count, so it is a static count, not the executed path.
 
 A shorter loop is reported, so its budget can be lowered. A longer one that a device measurement
 justified needs its budget raised. Both use --write, which rewrites the file from this build; the
@@ -81,7 +80,8 @@ def measure(sass):
         checked += 1
         loop = main_loop(instructions(body), *FAMILIES[family])
         if loop is None:
-            failures.append(f"{key}: no loop with its tensor instructions ({name})")
+            failures.append(f"{key}: no loop with its tensor instructions (and copies, for decode) "
+                            f"({name})")
             continue
         measured[key] = {"instructions": loop[0], "tensor": loop[1]}
     return measured, failures, checked
