@@ -427,9 +427,8 @@ __global__ void __launch_bounds__(kThreads)
   // Blocks [i_begin, i_end) of the warp; block i is k-block kb_offset + i of its strip.
   auto run_blocks = [&](auto large_groups, int i_begin, int i_end, int kb_offset) {
     constexpr bool kLargeGroups = decltype(large_groups)::value;
-    // Block i. known_refill: 1 or 0 where the loop knows whether the block refills a stage, -1
-    // where the block tests it.
-    auto run_block = [&](int i, auto known_refill) {
+    // Block i. refill: whether it refills a stage, a bool_constant where the loop knows.
+    auto run_block = [&](int i, auto refill) {
       if (!kStagesVary || stages == kStageCount) {
         gpu::cp_async_wait<kStageCount - 2>();
       } else {
@@ -439,8 +438,6 @@ __global__ void __launch_bounds__(kThreads)
       // chunk visible to the whole warp, and guarantees no lane still reads the slot the next copy
       // overwrites.
       __syncwarp();
-      constexpr int kKnownRefill = decltype(known_refill)::value;
-      const bool refill = kKnownRefill >= 0 ? kKnownRefill == 1 : i + stages - 1 < num_blocks;
       issue_weights(stages_address + write_offset, refill);
       issue_activations(stages_address + write_offset, refill);
       gpu::cp_async_commit();
@@ -656,10 +653,10 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kSteadyLoop) {
       // Block i refills a stage where i + stages - 1 < num_blocks.
       const int steady_end = max(i_begin, min(i_end, num_blocks - stages + 1));
-      for (int i = i_begin; i < steady_end; ++i) run_block(i, std::integral_constant<int, 1>{});
-      for (int i = steady_end; i < i_end; ++i) run_block(i, std::integral_constant<int, 0>{});
+      for (int i = i_begin; i < steady_end; ++i) run_block(i, std::true_type{});
+      for (int i = steady_end; i < i_end; ++i) run_block(i, std::false_type{});
     } else {
-      for (int i = i_begin; i < i_end; ++i) run_block(i, std::integral_constant<int, -1>{});
+      for (int i = i_begin; i < i_end; ++i) run_block(i, i + stages - 1 < num_blocks);
     }
   };
   // Stream-K: one run_blocks a tile the run touches, so the tile's end (finish_tile) sits outside
