@@ -121,6 +121,13 @@ static_assert(shared_bytes(8, 8) == kStages * (4096 + 8192 + 1536),
               "int8, 64 tokens: 13.5 KB a stage");
 static_assert(kStages >= 2 && shared_bytes(8, 8) <= 227 * 1024, "stages must fit an SM");
 
+// Whether the warp-split kernel reads every k-block's 64 activation columns whole, with no K tail
+// test in its loop (warp_split_kernel.cuh: kLeanLoop, v38): then plan_decode copies activations
+// whose K is not a multiple of 64 into a workspace zero-padded to k_pad.
+SF_HOST_DEVICE constexpr bool warp_split_reads_whole_blocks(int token_tiles) {
+  return token_tiles == 4;
+}
+
 // Token tiles compiled: 1, 2, 3, 4, 6, 8 (M up to 8, 16, 24, 32, 48, 64 per CTA).
 SF_HOST_DEVICE constexpr int token_tiles_for(int64_t m) {
   return m <= 8 ? 1 : m <= 16 ? 2 : m <= 24 ? 3 : m <= 32 ? 4 : m <= 48 ? 6 : 8;

@@ -319,7 +319,10 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
-  d.copy_activations = p.act_order || g.k % 8 != 0;
+  // The warp-split kernel's lean loop also reads whole 64-column blocks (no K tail test), so it
+  // takes the copy, zero-padded to k_pad, where k is not a multiple of 64 (config.h).
+  const bool whole_blocks = d.warp_split && warp_split_reads_whole_blocks(d.token_tiles);
+  d.copy_activations = p.act_order || g.k % 8 != 0 || (whole_blocks && g.k % 64 != 0);
   size_t offset = 0;
   d.activation_offset = offset;
   if (d.copy_activations) offset = align_up(offset + size_t(p.m) * g.k_pad * 2, 256);

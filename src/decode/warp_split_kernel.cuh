@@ -148,14 +148,25 @@ __global__ void __launch_bounds__(kThreads)
       p.codes + (int64_t(strip) * p.k_blocks + kb_begin) * kW + lane * kRunBytes;
   int meta_kb = kb_begin;  // the k-block whose scale rows the next issue copies
   // Activations: lane copies 16-byte chunk (lane % 8) of rows lane / 8 + 4u, u < kActCopies, when
-  // the row is below M; ldmatrix reads the rows at or beyond M from the zero chunk.
+  // the row is below M; ldmatrix reads the rows at or beyond M from the zero chunk. Eight lanes
+  // read a row's 128 bytes: v38 gave each lane a run of chunks in one row instead (one pointer,
+  // [cursor + 16u], no 64-bit adds), and with a copy's lanes spread over 16 rows instead of 4 it
+  // ran 1.1-1.5x slower at M = 16 and 1.6-2.6x at M = 32 (docs/perf/decode.md).
   constexpr int kActCopies = kTiles * kTokensPerTile * 8 / 32;
   const int act_chunk = lane & 7;
   const int valid_rows = min(p.m - token0, kTiles * kTokensPerTile);
   const T* const act = static_cast<const T*>(p.a);
   const T* act_cursor =
       act + int64_t(token0 + lane / 8) * p.lda + int64_t(kb_begin) * 64 + act_chunk * 8;
-  int act_column = kb_begin * 64 + act_chunk * 8;  // of act_cursor, for the K tail
+  // The lean loop (config.h, warp_split_reads_whole_blocks; four token tiles): no K tail test,
+  // since plan_decode then copies activations whose K is not a multiple of 64 into a workspace
+  // zero-padded to k_pad, and a write cursor that takes the read cursor's old value (run_block).
+  // H200 A/B (v38): M = 32 0.977x int4, 0.956x with zero points. At one and two tiles the same
+  // loop (3-5 instructions a block fewer) ran 0.995-1.004x, so those keep the tail test and
+  // spare odd-K shapes the copy's launch; at three tiles it took ptxas 122 -> 128 registers
+  // with a spill. The column stays for the tail test and for the strip edges of Stream-K.
+  constexpr bool kLeanLoop = warp_split_reads_whole_blocks(kTiles);
+  [[maybe_unused]] int act_column = kb_begin * 64 + act_chunk * 8;
   const int64_t act_rows_step = 4 * p.lda;  // from row lane / 8 + 4u to + 4(u + 1)
   uint32_t act_offset[kActCopies];  // within a stage's activation rows (XOR-swizzled chunk)
   bool act_row_valid[kActCopies];
@@ -204,8 +215,8 @@ __global__ void __launch_bounds__(kThreads)
   };
   auto issue_activations = [&](uint32_t stage, bool issue) {
     // K tail: zero-filled. A copy of 0 source bytes reads nothing, so the cursor needs no clamp
-    // (a select of the 64-bit pointer per copy).
-    const int src_bytes = act_column < p.k ? 16 : 0;
+    // (a select of the 64-bit pointer per copy). None in the lean loop.
+    const int src_bytes = kLeanLoop || act_column < p.k ? 16 : 0;
     const T* src = act_cursor;
 #pragma unroll
     for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
@@ -213,7 +224,7 @@ __global__ void __launch_bounds__(kThreads)
       gpu::cp_async_16_if(issue && valid, stage + act_offset[u], src, src_bytes);
     }
     act_cursor += 64;
-    act_column += 64;
+    if constexpr (!kLeanLoop || kStreamK) act_column += 64;
     if constexpr (kStreamK) {
       if (act_column >= p.k_blocks * 64) {  // the next strip starts again at column 0
         act_cursor -= p.k_blocks * 64;
@@ -645,10 +656,18 @@ __global__ void __launch_bounds__(kThreads)
           }
         }
       }
-      read_offset += stage_bytes;
-      if (read_offset == stages_end) read_offset = 0;
-      write_offset += stage_bytes;
-      if (write_offset == stages_end) write_offset = 0;
+      // Block i + 1 refills the slot block i read: the lean loop takes the read cursor's old
+      // value for the write cursor instead of a compare-and-wrap of its own.
+      if constexpr (kLeanLoop) {
+        write_offset = read_offset;
+        read_offset += stage_bytes;
+        if (read_offset == stages_end) read_offset = 0;
+      } else {
+        read_offset += stage_bytes;
+        if (read_offset == stages_end) read_offset = 0;
+        write_offset += stage_bytes;
+        if (write_offset == stages_end) write_offset = 0;
+      }
     };
     if constexpr (kSteadyLoop) {
       // Block i refills a stage where i + stages - 1 < num_blocks.

@@ -601,6 +601,42 @@ TEST(DecodeOddShapes, RoutersAndShards) {
   testing::check_odd_shapes(testing::test_seed() + 204, 1, decode_options());
 }
 
+// K a multiple of 8 but not of 64. At 1-3 token tiles the warp-split kernel zero-fills the K tail
+// of the activations itself; at 4 (M = 25-32) its loop reads whole 64-column blocks with no tail
+// test, so the plan copies the activations into a workspace zero-padded to k_pad, and the columns
+// past K must come out of that copy as zeros (v38). K a multiple of 64 is read in place. Every
+// token-tile count of the kernel, both widths, symmetric and with zero points.
+TEST(DecodeOddShapes, KTailThroughTheZeroPaddedCopy) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 219);
+  for (int bits : {4, 8}) {
+    for (ZeroPointKind zero : {ZeroPointKind::kNone, ZeroPointKind::kInteger}) {
+      for (int64_t k : {int64_t(1096), int64_t(4128), int64_t(4096)}) {
+        RandomWeightSpec spec;
+        spec.n = 200;
+        spec.k = k;
+        spec.bits = bits;
+        spec.group_size = 128;
+        spec.zero_kind = zero;
+        const QuantizedWeight w = testing::random_weight(rng, spec);
+        for (int64_t m : {1, 13, 24, 32}) {
+          GemmCase c;
+          c.weight = w;
+          c.m = m;
+          c.bias = true;
+          c.options.tier = Tier::kDecode;
+          const auto r = testing::run_and_check(c, rng());
+          const std::string where = "bits=" + std::to_string(bits) + " k=" + std::to_string(k) +
+                                    " m=" + std::to_string(m);
+          EXPECT_TRUE(r.ok) << where << ": " << r.message;
+          EXPECT_TRUE(r.warp_split) << where;
+          EXPECT_EQ(r.copied_activations, k % 64 != 0 && m > 24) << where;
+        }
+      }
+    }
+  }
+}
+
 // The auto tier sends small M to decode and large M to prefill (dense where prefill cannot run).
 TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
   SF_SKIP_WITHOUT_GPU();

@@ -164,6 +164,8 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   r.tokens = plan.tier == Tier::kPrefill ? plan.prefill.tokens : 0;
   r.decode_epilogue = plan.tier == Tier::kDecode ? plan.decode.epilogue : -1;
   r.warp_stages = plan.tier == Tier::kDecode ? plan.decode.warp_stages : 0;
+  r.warp_split = plan.tier == Tier::kDecode && plan.decode.warp_split;
+  r.copied_activations = plan.tier == Tier::kDecode && plan.decode.copy_activations;
   r.stream_k_strips = plan.tier == Tier::kDecode ? plan.decode.stream_k_strips : 0;
   r.prefill_stream_k = plan.tier == Tier::kPrefill && plan.prefill.stream_k;
   r.prefill_grid = plan.tier == Tier::kPrefill ? plan.prefill.grid : 0;

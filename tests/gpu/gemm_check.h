@@ -58,6 +58,8 @@ struct GemmCheckResult {
   int tokens = 0;              // prefill tier: the token width (wgmma N) the plan chose
   int decode_epilogue = -1;    // decode tier: the split epilogue the plan chose (DecodePlan)
   int warp_stages = 0;         // decode tier: the warp-split kernel's stages per warp
+  bool warp_split = false;     // decode tier: the warp-split kernel (DecodePlan::warp_split)
+  bool copied_activations = false;  // decode tier: the prep kernel copied A (zero-padded)
   int stream_k_strips = 0;     // decode tier: Stream-K strips per cluster (0: split grid)
   bool prefill_stream_k = false;  // prefill tier: the Stream-K grid (stream_k.h)
   int prefill_grid = 0;        // prefill tier: persistent CTAs
