@@ -658,13 +658,10 @@ __global__ void __launch_bounds__(kThreads)
       }
       // Block i + 1 refills the slot block i read: the lean loop takes the read cursor's old
       // value for the write cursor instead of a compare-and-wrap of its own.
-      if constexpr (kLeanLoop) {
-        write_offset = read_offset;
-        read_offset += stage_bytes;
-        if (read_offset == stages_end) read_offset = 0;
-      } else {
-        read_offset += stage_bytes;
-        if (read_offset == stages_end) read_offset = 0;
+      if constexpr (kLeanLoop) write_offset = read_offset;
+      read_offset += stage_bytes;
+      if (read_offset == stages_end) read_offset = 0;
+      if constexpr (!kLeanLoop) {
         write_offset += stage_bytes;
         if (write_offset == stages_end) write_offset = 0;
       }
