@@ -48,6 +48,28 @@ __device__ __forceinline__ void cp_async_16_if_at(bool issue, uint32_t dst, cons
       : "memory");
 }
 
+// cp_async_16_if_at with an L2 cache policy (createpolicy_evict_first, sm_80+).
+template <int kOffset>
+__device__ __forceinline__ void cp_async_16_if_at_hint(bool issue, uint32_t dst, const void* src,
+                                                       uint64_t policy) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.ne.b32 p, %0, 0;\n"
+      "  @p cp.async.cg.shared.global.L2::cache_hint [%1+%3], [%2+%3], 16, %4;\n"
+      "}\n" ::"r"(static_cast<int>(issue)),
+      "r"(dst), "l"(src), "n"(kOffset), "l"(policy)
+      : "memory");
+}
+
+// An L2 policy that makes the lines a load brings in the first to be evicted: for bytes read
+// once, such as the decode tier's weight stream, so they do not push out what is read again.
+__device__ __forceinline__ uint64_t createpolicy_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 // An arrival on the mbarrier at `bar` once every cp.async this thread issued before it has
 // landed (sm_80+). noinc: the arrival counts against the barrier's expected count, so a barrier
 // that 128 threads complete this way is initialized with 128.
