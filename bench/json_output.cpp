@@ -96,6 +96,11 @@ Json row_json(const RowResult& r) {
   j["ratio_vs_cublas"] = nullable(r.ratio_vs_cublas);
   j["floor_us"] = nullable(r.floor_us);
   j["ratio_to_floor"] = nullable(r.ratio_to_floor);
+  j["floor_form"] = r.floor_form;
+  Json forms = Json::object();
+  for (const auto& [form, us] : r.floor_forms) forms[form] = us;
+  j["floor_forms_us"] = forms;
+  j["pdl"] = nullable(r.programmatic_dependent_launch);
   j["launches"] = r.launches;
   j["replay_ms"] = {{"min", nullable(r.replay_min_ms)},
                     {"median", nullable(r.replay_median_ms)},
@@ -133,6 +138,10 @@ Status write_json(const std::string& path, const RunInfo& run, const std::vector
   meta["read_bw_TBps"] = run.read_bw.tbps;
   meta["read_bw_bytes"] = run.read_bw.bytes;
   meta["read_bw_samples_TBps"] = run.read_bw.samples;
+  meta["read_bw_form"] = run.read_bw.form;
+  Json read_forms = Json::object();
+  for (const auto& [form, tbps] : run.read_bw.medians) read_forms[form] = tbps;
+  meta["read_bw_forms_TBps"] = read_forms;
   meta["roofline_read_bw_TBps"] = run.roofline_read_tbps;
   meta["peak_TFLOPs"] = run.options.peak_tflops;
   meta["options"] = options_json(run.options);

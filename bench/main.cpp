@@ -72,10 +72,11 @@ void measure(const BenchOptions& o, RunInfo* run, std::vector<RowResult>* rows) 
   }
   run->roofline_read_tbps =
       o.roofline_read_tbps > 0.0 ? o.roofline_read_tbps : run->read_bw.tbps;
-  std::printf("streaming read: %.3f TB/s (median of %d sweeps over %.2f GiB); "
-              "roofline uses %.3f TB/s\n",
+  std::printf("streaming read: %.3f TB/s (median of %d sweeps over %.2f GiB, %s loads",
               run->read_bw.tbps, o.read_bw_reps,
-              double(run->read_bw.bytes) / double(size_t(1) << 30), run->roofline_read_tbps);
+              double(run->read_bw.bytes) / double(size_t(1) << 30), run->read_bw.form.c_str());
+  for (const auto& [form, tbps] : run->read_bw.medians) std::printf("; %s %.3f", form.c_str(), tbps);
+  std::printf("); roofline uses %.3f TB/s\n", run->roofline_read_tbps);
   std::printf("%s\n", table_header().c_str());
   std::fflush(stdout);
 

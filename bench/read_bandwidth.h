@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "stream_read.h"
@@ -12,13 +14,16 @@
 namespace sailfish::bench {
 
 struct ReadBandwidth {
-  double tbps = 0.0;            // median, 1e12 bytes per second
+  double tbps = 0.0;            // median of the fastest load form, 1e12 bytes per second
   size_t bytes = 0;             // buffer streamed per sample
-  std::vector<double> samples;  // TB/s of each timed sweep
+  std::vector<double> samples;  // TB/s of each timed sweep of that form
+  std::string form;             // floor_loads_name of that form
+  std::vector<std::pair<std::string, double>> medians;  // every form's median
 };
 
-// Plain 16-byte loads over a random-filled buffer of `bytes`, one warm-up sweep, then `reps`
-// sweeps timed one by one with events; the buffer is freed before returning.
+// The floor kernel's 16-byte loads in each load form (kFloorLoadForms) over a random-filled
+// buffer of `bytes`: per form one warm-up sweep, then `reps` sweeps timed one by one with events.
+// The roof is the fastest form's median. The buffer is freed before returning.
 Status measure_read_bandwidth(const StreamReader& reader, size_t bytes, int reps, uint64_t seed,
                               cudaStream_t stream, ReadBandwidth* out);
 

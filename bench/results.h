@@ -62,6 +62,13 @@ struct RowResult {
   int cublas_launches = 0, cublas_copies = 0;
   std::optional<bool> cublas_check_passed;
   std::optional<double> floor_us, ratio_to_floor;  // us / floor_us: 1 is the floor
+  // The floor's form: its loads (floor_loads_name) and whether it was launched with programmatic
+  // dependent launch, which is how the row's plan launches (plan.programmatic_dependent_launch).
+  std::string floor_form;
+  // Every floor form of this (shape, M), as "<loads>/<pdl|plain>" -> us per call. "nc/plain" is
+  // the floor of the results before v40 (docs/BENCH.md).
+  std::vector<std::pair<std::string, double>> floor_forms;
+  std::optional<bool> programmatic_dependent_launch;  // the row's plan
 };
 
 struct RunInfo {

@@ -217,6 +217,8 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   row->reason = p.reason;
   row->launch = launch_summary(p);
   row->deterministic = p.deterministic;
+  // The decode and prefill tiers launch with it where the plan says; the dense tier never does.
+  row->programmatic_dependent_launch = p.programmatic_dependent_launch && p.tier != Tier::kDense;
   row->workspace_bytes = workspace_size(p);
   SF_RETURN_IF_ERROR(b.workspace.ensure(row->workspace_bytes));
 
@@ -292,8 +294,19 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   return Status();
 }
 
+// One floor timing: its loads, its launch, and its time per call.
+struct FloorTiming {
+  FloorLaunch how;
+  double us = 0.0;
+  std::string name() const {
+    return std::string(floor_loads_name(how.loads)) +
+           (how.programmatic_dependent_launch ? "/pdl" : "/plain");
+  }
+};
+
 struct Baselines {
-  std::optional<double> cublas_us, floor_us;
+  std::optional<double> cublas_us;
+  std::vector<FloorTiming> floors;  // every form, timed back to back
   int cublas_launches = 0, cublas_copies = 0;
   std::optional<bool> cublas_check_passed;
   std::string note;
@@ -356,20 +369,48 @@ Status measure_cublas(BenchContext& ctx, ShapeBuffers& b, int64_t m, Baselines* 
   return Status();
 }
 
-// The floor: the same copies, the same rotation and graph size as the Sailfish rows.
+// The floor: the same copies, the same rotation and graph size as the Sailfish rows, in each
+// load form, plain and with programmatic dependent launch (a row takes the fastest form launched
+// as its plan launches: pick_floor). Programmatic launches need sm_90.
 Status measure_floor(BenchContext& ctx, ShapeBuffers& b, Baselines* out) {
   const BenchOptions& o = *ctx.options;
   const int copies = b.weights.copies();
   const int launches = std::max(o.graph_launches, copies);
   const size_t bytes = b.weights.bytes_per_copy();
-  GraphTiming t;
-  SF_RETURN_IF_ERROR(time_in_graph(
-      launches, o.warmup_replays, o.replays, ctx.stream,
-      [&](int i, cudaStream_t s) { return ctx.reader->launch(b.weights.copy_begin(i % copies),
-                                                             bytes, s); },
-      &t));
-  out->floor_us = t.us_per_call;
+  for (const bool programmatic : {false, true}) {
+    if (programmatic && ctx.device.cc_major < 9) continue;
+    for (const FloorLoads loads : kFloorLoadForms) {
+      FloorTiming f;
+      f.how.loads = loads;
+      f.how.programmatic_dependent_launch = programmatic;
+      GraphTiming t;
+      SF_RETURN_IF_ERROR(time_in_graph(
+          launches, o.warmup_replays, o.replays, ctx.stream,
+          [&](int i, cudaStream_t s) {
+            return ctx.reader->launch(b.weights.copy_begin(i % copies), bytes, s, f.how);
+          },
+          &t));
+      f.us = t.us_per_call;
+      out->floors.push_back(f);
+    }
+  }
   return Status();
+}
+
+// The row's floor: the fastest form launched the way the row's plan launches (a row without a
+// plan, or on a GPU without programmatic launches, gets the plain launches).
+void pick_floor(const Baselines& base, RowResult* row) {
+  const bool programmatic = row->programmatic_dependent_launch.value_or(false);
+  const FloorTiming* best = nullptr;
+  for (const FloorTiming& f : base.floors) {
+    row->floor_forms.emplace_back(f.name(), f.us);
+    if (f.how.programmatic_dependent_launch == programmatic && (!best || f.us < best->us)) {
+      best = &f;
+    }
+  }
+  if (best == nullptr) return;
+  row->floor_us = best->us;
+  row->floor_form = best->name();
 }
 
 void record_error(RowResult* row, const Status& st) {
@@ -452,9 +493,9 @@ Status run_shape(BenchContext& ctx, const Shape& shape, std::vector<RowResult>* 
       row.cublas_launches = base.cublas_launches;
       row.cublas_copies = base.cublas_copies;
       row.cublas_check_passed = base.cublas_check_passed;
-      row.floor_us = base.floor_us;
+      pick_floor(base, &row);
       if (row.us && base.cublas_us) row.ratio_vs_cublas = *base.cublas_us / *row.us;
-      if (row.us && base.floor_us) row.ratio_to_floor = *row.us / *base.floor_us;
+      if (row.us && row.floor_us) row.ratio_to_floor = *row.us / *row.floor_us;
       if (!base.note.empty()) row.message += (row.message.empty() ? "" : "; ") + base.note;
       std::printf("%s\n", table_line(row).c_str());
     }

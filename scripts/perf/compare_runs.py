@@ -48,6 +48,11 @@ def main():
     for i, (name, _) in enumerate(runs):
         header += [f"{name} us", f"{name} launch"] + ([f"{name}/{runs[0][0]}"] if i else [])
     header += ["floor us", "% roofline", "x floor", "x cuBLAS"]
+    # Results since v40 time the floor in several forms (docs/BENCH.md): name the row's form and
+    # give the time against the floor of earlier results, nc/plain, for comparisons across them.
+    forms = any(row.get("floor_forms_us") for _, rows in runs for row in rows.values())
+    if forms:
+        header += ["floor form", "x nc/plain floor"]
     if args.anchors:
         header += ["best peer us", "x best peer"]
     print("| " + " | ".join(header) + " |")
@@ -69,6 +74,10 @@ def main():
                   f"{base['us'] / floor:.2f}" if floor else "-",
                   f"{base['cublas_us'] / base['us']:.2f}"
                   if base and base.get("cublas_us") else "-"]
+        if forms:
+            plain = (base.get("floor_forms_us") or {}).get("nc/plain") if base else None
+            cells += [base.get("floor_form") or "-" if base else "-",
+                      f"{base['us'] / plain:.2f}" if plain else "-"]
         if args.anchors:
             peer = peers.get(key[:2])
             cells += [f"{peer:.1f}" if peer else "-",
