@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.h"
 #include "common/launch.cuh"
+#include "common/ptx/cp_async.cuh"
 #include "common/ptx/griddepcontrol.cuh"
 
 namespace sailfish::bench {
@@ -38,9 +39,7 @@ __global__ void __launch_bounds__(kThreads)
     stream_read_kernel(const uint4* __restrict__ data, int64_t vectors, uint32_t* sink) {
   uint64_t policy = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (kEvictFirst) {
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  }
+  if constexpr (kEvictFirst) policy = gpu::createpolicy_evict_first();
 #endif
   const int64_t base = int64_t(blockIdx.x) * (kThreads * kLoads) + threadIdx.x;
   uint4 v[kLoads];
@@ -62,12 +61,10 @@ __global__ void __launch_bounds__(kThreads)
 template <bool kEvictFirst>
 Status launch_form(bool programmatic, unsigned blocks, cudaStream_t stream, const uint4* data,
                    int64_t vectors, uint32_t* sink) {
-  if (programmatic) {
-    return gpu::launch(stream_read_kernel<kEvictFirst, true>, dim3(blocks), dim3(kThreads), 0,
-                       stream, true, "stream_read_kernel", data, vectors, sink);
-  }
-  return gpu::launch(stream_read_kernel<kEvictFirst, false>, dim3(blocks), dim3(kThreads), 0,
-                     stream, false, "stream_read_kernel", data, vectors, sink);
+  auto* const kernel = programmatic ? stream_read_kernel<kEvictFirst, true>
+                                    : stream_read_kernel<kEvictFirst, false>;
+  return gpu::launch(kernel, dim3(blocks), dim3(kThreads), 0, stream, programmatic,
+                     "stream_read_kernel", data, vectors, sink);
 }
 
 }  // namespace

@@ -74,6 +74,14 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
                                                     bool zero_points) {
   return weight_stage_bytes(bits) + act_rows * 128 + meta_rows * 128 * (zero_points ? 3 : 1);
 }
+// Whether the warp-split kernel's weight copies carry an L2 evict-first policy: at 1-2 token
+// tiles, where the weight stream bounds the time. H200 A/B (docs/perf/decode.md, v40), geometric
+// means against no policy: int4 bf16 M = 1 0.983x (70b.gate_up and 70b.down 0.964x), M = 9-16
+// 0.993x; zero points M = 1 0.981x; fp16 M = 1 0.976x; int8 M = 1 0.995x. At three tiles it
+// took ptxas 122 -> 128 registers and ran 1.036x slower (M = 24); at four 0.994x, not kept.
+SF_HOST_DEVICE constexpr bool warp_split_evicts_weights_first(int token_tiles) {
+  return token_tiles <= 2;
+}
 // Stages per warp of the warp-split kernel, chosen per problem (plan_decode in launch.cu):
 //   - 3-4 token tiles (M 17-32 per CTA): 3 or kStages, a run-time value (DecodeParams::
 //     warp_stages; a per-block branch picks the wait's immediate). There a stage is mostly
@@ -86,14 +94,6 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
 //     kernels are bound by the SM's instruction stream, and the run-time count cost them 2-10%
 //     (v13b). The deep pipeline is for grids that put few CTAs on an SM, where the bytes in
 //     flight per SM bound the time: l3-8b.o at M = 1 (128 CTAs) 5.39 -> 4.97 us.
-// Whether the warp-split kernel's weight copies carry an L2 evict-first policy: at 1-2 token
-// tiles, where the weight stream bounds the time. H200 A/B (docs/perf/decode.md, v40), geometric
-// means against no policy: int4 bf16 M = 1 0.983x (70b.gate_up and 70b.down 0.964x), M = 9-16
-// 0.993x; zero points M = 1 0.981x; fp16 M = 1 0.976x; int8 M = 1 0.995x. At three tiles it
-// took ptxas 122 -> 128 registers and ran 1.036x slower (M = 24); at four 0.994x, not kept.
-SF_HOST_DEVICE constexpr bool warp_split_evicts_weights_first(int token_tiles) {
-  return token_tiles <= 2;
-}
 constexpr int kWarpSplitFewStages = 3;
 constexpr int kWarpSplitDeepStages = 6;
 SF_HOST_DEVICE constexpr bool warp_split_stages_vary(int token_tiles) {
