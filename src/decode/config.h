@@ -79,8 +79,13 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
 // means against no policy: int4 bf16 M = 1 0.983x (70b.gate_up and 70b.down 0.964x), M = 9-16
 // 0.993x; zero points M = 1 0.981x; fp16 M = 1 0.976x; int8 M = 1 0.995x. At three tiles it
 // took ptxas 122 -> 128 registers and ran 1.036x slower (M = 24); at four 0.994x, not kept.
+// A build option (-DSAILFISH_DECODE_EVICT_FIRST_MAX_TILES=0 turns the policy off) so it can be
+// A/B'd on the device, cold and L2-resident.
+#ifndef SAILFISH_DECODE_EVICT_FIRST_MAX_TILES
+#define SAILFISH_DECODE_EVICT_FIRST_MAX_TILES 2
+#endif
 SF_HOST_DEVICE constexpr bool warp_split_evicts_weights_first(int token_tiles) {
-  return token_tiles <= 2;
+  return token_tiles <= SAILFISH_DECODE_EVICT_FIRST_MAX_TILES;
 }
 // Stages per warp of the warp-split kernel, chosen per problem (plan_decode in launch.cu):
 //   - 3-4 token tiles (M 17-32 per CTA): 3 or kStages, a run-time value (DecodeParams::
@@ -95,7 +100,11 @@ SF_HOST_DEVICE constexpr bool warp_split_evicts_weights_first(int token_tiles) {
 //     (v13b). The deep pipeline is for grids that put few CTAs on an SM, where the bytes in
 //     flight per SM bound the time: l3-8b.o at M = 1 (128 CTAs) 5.39 -> 4.97 us.
 constexpr int kWarpSplitFewStages = 3;
-constexpr int kWarpSplitDeepStages = 6;
+// A build option (-DSAILFISH_DECODE_DEEP_STAGES=N) so the deep depth can be swept on the device.
+#ifndef SAILFISH_DECODE_DEEP_STAGES
+#define SAILFISH_DECODE_DEEP_STAGES 6
+#endif
+constexpr int kWarpSplitDeepStages = SAILFISH_DECODE_DEEP_STAGES;
 SF_HOST_DEVICE constexpr bool warp_split_stages_vary(int token_tiles) {
   return token_tiles >= 3 && kStages > kWarpSplitFewStages;
 }
