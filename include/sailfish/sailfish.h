@@ -159,7 +159,7 @@ struct DecodePlan {
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
   int warp_stage_bytes = 0;       // warp-split kernel: bytes of one pipeline stage
   int act_rows = 0;               // warp-split kernel: activation rows a stage holds
-  int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3, 4 or 6)
+  int warp_stages = 0;            // warp-split kernel: pipeline stages per warp (3-6)
   int stream_k_strips = 0;        // warp-split kernel: Stream-K strips per cluster of `splits`
                                   // CTAs (src/decode/config.h), 0 for the split grid
   bool cluster_push = false;      // epilogue 3 by push: ranks send their sums of a fragment to

@@ -104,13 +104,18 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.decode_warp_stages =
       options.decode_warp_stages.has_value() ? options.decode_warp_stages : number;
   const auto& stages = r.decode_warp_stages;
-  if (stages.has_value() && *stages != 3 && *stages != 4 && *stages != 6) {
+  const int deep_one = decode::warp_split_deep_stages(1);
+  const int deep_two = decode::warp_split_deep_stages(2);
+  if (stages.has_value() && *stages != decode::kWarpSplitFewStages &&
+      *stages != decode::kStages && *stages != deep_one && *stages != deep_two) {
     const bool from_options = options.decode_warp_stages.has_value();
     return invalid_argument(from_options ? "decode_warp_stages" : "SAILFISH_DECODE_WARP_STAGES",
-                            " is ", *stages,
-                            "; the decode warp-split kernel runs 3, 4 or 6 stages a warp "
-                            "(3 or 4 at 17-32 tokens a CTA, 4 or 6 below; 6 is ignored "
-                            "for int8 at 9-16)");
+                            " is ", *stages, "; the decode warp-split kernel runs ",
+                            decode::kWarpSplitFewStages, " or ", decode::kStages,
+                            " stages a warp at 17-32 tokens a CTA, ", decode::kStages, " or ",
+                            deep_two, " at 9-16 (int8: ", decode::kStages, " only) and ",
+                            decode::kStages, " or ", deep_one,
+                            " at 1-8; a count the kernel for that M lacks is ignored");
   }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_STREAM_K_STRIPS", 1, &number));
   r.decode_stream_k_strips =

@@ -95,16 +95,25 @@ SF_HOST_DEVICE constexpr bool warp_split_evicts_weights_first(int token_tiles) {
 //     gives 3 CTAs 3 x (75 KB + 1 KB reserved)), which ran the multi-wave grids 18-30% faster;
 //     where the grid puts only about 2 CTAs on an SM anyway, four stages keep more blocks in
 //     flight per warp and were up to 36% faster (H200, v12a in docs/perf/decode.md).
-//   - 1-2 token tiles: kStages or kWarpSplitDeepStages, each a kernel instance of its own: these
-//     kernels are bound by the SM's instruction stream, and the run-time count cost them 2-10%
-//     (v13b). The deep pipeline is for grids that put few CTAs on an SM, where the bytes in
-//     flight per SM bound the time: l3-8b.o at M = 1 (128 CTAs) 5.39 -> 4.97 us.
+//   - 1-2 token tiles: kStages or warp_split_deep_stages(tiles), each a kernel instance of its
+//     own: these kernels are bound by the SM's instruction stream, and the run-time count cost
+//     them 2-10% (v13b). The deep pipeline is for grids that put few CTAs on an SM, where the
+//     bytes in flight per SM bound the time: l3-8b.o at M = 1 (128 CTAs) 5.39 -> 4.97 us.
 constexpr int kWarpSplitFewStages = 3;
-// A build option (-DSAILFISH_DECODE_DEEP_STAGES=N) so the deep depth can be swept on the device.
+// The deep pipeline's depth: six stages at one token tile, five at two (v41: against six, five
+// ran 0.949x on l3-70b.down and 0.966-0.976x on l3-70b.o at M = 16, fp16 0.93-0.975x, the
+// other 2-tile rows 0.98-1.00x; at one tile five lost on l3-8b.o, 1.005-1.025x int4 and 1.07x
+// int8, and seven or eight lost at both, up to 1.18x at two tiles and 1.43x int8). Build options
+// (-DSAILFISH_DECODE_DEEP_STAGES=N for one tile, ..._TWO_TILES=N for two) for device sweeps.
 #ifndef SAILFISH_DECODE_DEEP_STAGES
 #define SAILFISH_DECODE_DEEP_STAGES 6
 #endif
-constexpr int kWarpSplitDeepStages = SAILFISH_DECODE_DEEP_STAGES;
+#ifndef SAILFISH_DECODE_DEEP_STAGES_TWO_TILES
+#define SAILFISH_DECODE_DEEP_STAGES_TWO_TILES 5
+#endif
+SF_HOST_DEVICE constexpr int warp_split_deep_stages(int token_tiles) {
+  return token_tiles == 1 ? SAILFISH_DECODE_DEEP_STAGES : SAILFISH_DECODE_DEEP_STAGES_TWO_TILES;
+}
 SF_HOST_DEVICE constexpr bool warp_split_stages_vary(int token_tiles) {
   return token_tiles >= 3 && kStages > kWarpSplitFewStages;
 }
@@ -115,7 +124,8 @@ SF_HOST_DEVICE constexpr int warp_split_min_stages(int token_tiles) {
 // when the build's kStages is that deep). int8 at 2 tiles needs 38 KB a warp for six stages,
 // which holds an SM to one CTA; the deep plans it took ran 1.10-1.25x the time (v13b).
 SF_HOST_DEVICE constexpr bool warp_split_has_deep(int bits, int token_tiles) {
-  return (token_tiles == 1 || (token_tiles == 2 && bits == 4)) && kWarpSplitDeepStages > kStages;
+  return (token_tiles == 1 || (token_tiles == 2 && bits == 4)) &&
+         warp_split_deep_stages(token_tiles) > kStages;
 }
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;
@@ -129,8 +139,8 @@ SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_til
                                           stages);
 }
 static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024 &&
-                  warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages) <= 227 * 1024 &&
-                  warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages) <= 227 * 1024,
+                  warp_split_max_shared_bytes(8, 1, warp_split_deep_stages(1)) <= 227 * 1024 &&
+                  warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) <= 227 * 1024,
               "every warp-split instance fits an SM at its deepest pipeline");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1536),
               "int4, 8 tokens: 4.5 KB a stage");
@@ -409,10 +419,10 @@ SF_HOST_DEVICE constexpr int cluster_receive_max_bytes(int token_tiles) {
   }
   return most;
 }
-static_assert(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages) +
+static_assert(warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) +
                           cluster_receive_max_bytes(2) <=
                       227 * 1024 &&
-                  warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages) +
+                  warp_split_max_shared_bytes(8, 1, warp_split_deep_stages(1)) +
                           cluster_receive_max_bytes(1) <=
                       227 * 1024,
               "the push form's largest CTAs still fit an SM with the receive area");

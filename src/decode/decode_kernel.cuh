@@ -54,7 +54,7 @@ struct DecodeParams {
   Epilogue epilogue;
   // Warp-split kernel only (config.h): bytes of one stage, the activation rows it holds, and
   // the stages per warp (config.h: 3 or kStages at 3-4 token tiles, kStages or
-  // kWarpSplitDeepStages at 1-2).
+  // warp_split_deep_stages at 1-2).
   int32_t warp_stage_bytes, act_rows, warp_stages;
   // Warp-split kernel, Stream-K instance (config.h: stream_k_plan): strips per cluster; the
   // cluster holds `splits` CTAs. 0 elsewhere.

@@ -13,16 +13,18 @@ namespace sailfish::decode {
 namespace detail {
 
 // kZero picks the warp-split kernel's zero-point variant (the strip kernel reads it at run time),
-// kDeep its deep-pipeline instance (1-2 token tiles: kWarpSplitDeepStages stages a warp), kStreamK
+// kDeep its deep-pipeline instance (1-2 token tiles: warp_split_deep_stages), kStreamK
 // its Stream-K instance (int4 at 1-2 token tiles: config.h, stream_k_plan).
-constexpr int stage_count(bool deep) { return deep ? kWarpSplitDeepStages : kStages; }
+constexpr int stage_count(int tiles, bool deep) {
+  return deep ? warp_split_deep_stages(tiles) : kStages;
+}
 constexpr bool has_stream_k(int bits, int tiles) { return bits == 4 && tiles <= 2; }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
           bool kStreamK>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kDeep), kStreamK>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kTiles, kDeep), kStreamK>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
@@ -34,7 +36,7 @@ constexpr auto kernel_for() {
 template <int kBits, int kTiles, bool kWarpSplit, bool kDeep, bool kStreamK>
 constexpr int max_shared_for() {
   constexpr int kPushArea = kTiles <= kClusterPushMaxTiles ? cluster_receive_max_bytes(kTiles) : 0;
-  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kDeep)) +
+  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kTiles, kDeep)) +
                           (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : kPushArea)
                     : shared_bytes(kBits, kTiles);
 }
@@ -91,7 +93,7 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
   } else if constexpr (kWarpSplit) {
     // 1-2 token tiles: each stage count is an instance of its own; the plan sized shared memory
     // for the count it asked for.
-    if (params.warp_stages != stage_count(kDeep)) {
+    if (params.warp_stages != stage_count(kTiles, kDeep)) {
       return internal_error("decode: no warp-split kernel instance for ", kTiles,
                             " token tiles and ", params.warp_stages, " stages a warp (",
                             kBits, "-bit codes)");
@@ -143,8 +145,8 @@ Status occupancy_tiles(int shared, int* ctas_per_sm) {
 // Calls f(tiles, warp_split, zero_points, deep, stream_k) with integral constants for the
 // instance that serves (token_tiles, warp_split, zero_points, warp_stages, stream_k): the
 // warp-split kernel at 1-2 token tiles may have a deep-pipeline instance (warp_stages ==
-// kWarpSplitDeepStages, config.h: warp_split_has_deep) and, int4, a Stream-K one; the strip
-// kernel has one instance for both zero-point kinds.
+// warp_split_deep_stages(token_tiles), config.h: warp_split_has_deep) and, int4, a Stream-K one;
+// the strip kernel has one instance for both zero-point kinds.
 template <int kBits, typename F>
 Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, bool stream_k,
                 F&& f) {
@@ -152,7 +154,9 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
   using std::true_type;
   auto shallow_or_deep = [&](auto tiles, auto zero, auto sk) -> Status {
     if constexpr (warp_split_has_deep(kBits, decltype(tiles)::value)) {
-      if (warp_stages == kWarpSplitDeepStages) return f(tiles, true_type(), zero, true_type(), sk);
+      if (warp_stages == warp_split_deep_stages(decltype(tiles)::value)) {
+        return f(tiles, true_type(), zero, true_type(), sk);
+      }
     }
     return f(tiles, true_type(), zero, false_type(), sk);
   };

@@ -199,7 +199,7 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
   if (!stages_forced && has_deep && ctas <= plan->sm_count) {
     DecodePlan deep;
     StreamKPlan deep_chosen;
-    SF_RETURN_IF_ERROR(plan_at(kWarpSplitDeepStages, &deep, &deep_chosen));
+    SF_RETURN_IF_ERROR(plan_at(warp_split_deep_stages(d->token_tiles), &deep, &deep_chosen));
     if (deep_chosen.strips == chosen.strips && deep_chosen.cluster == chosen.cluster) sk = deep;
   }
   sk.stream_k_strips = chosen.strips;
@@ -286,7 +286,8 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   const bool stages_forced =
       forced_stages.has_value() &&
       ((stages_vary && (*forced_stages == kWarpSplitFewStages || *forced_stages == kStages)) ||
-       (has_deep && (*forced_stages == kWarpSplitDeepStages || *forced_stages == kStages)));
+       (has_deep && (*forced_stages == warp_split_deep_stages(d.token_tiles) ||
+                     *forced_stages == kStages)));
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
@@ -301,7 +302,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     const bool few_ctas = int64_t(g.n_blocks) * d.m_groups * d.splits <= plan->sm_count;
     if (few_ctas || ends_on(Epilogue::kPartials)) {
       const DecodePlan four = d;
-      const Status deep = choose(kWarpSplitDeepStages);
+      const Status deep = choose(warp_split_deep_stages(d.token_tiles));
       if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) d = four;
     }
   }

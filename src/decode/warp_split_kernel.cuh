@@ -7,7 +7,8 @@
 // "warps split K contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
 //     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
-//     3-4 token tiles and 6 at 1-2 where the plan asks: config.h, kWarpSplitDeepStages);
+//     3-4 token tiles, 6 at one and 5 at two where the plan asks: config.h,
+//     warp_split_deep_stages);
 //   - the activation slice and scale rows of the block ride in the same commit group; ldmatrix
 //     and the scale loads read bytes other lanes of the same warp copied, so each stage needs a
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
@@ -46,7 +47,7 @@
 namespace sailfish::decode {
 
 // kZeroPoints: the weight has zero points (a compile-time choice, so the symmetric mainloop carries
-// no branch on it). kStageCount: stages per warp (config.h: kStages, or kWarpSplitDeepStages at
+// no branch on it). kStageCount: stages per warp (config.h: kStages, or warp_split_deep_stages at
 // 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
 // kStreamK: the Stream-K grid (config.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
 // p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of

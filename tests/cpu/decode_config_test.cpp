@@ -117,8 +117,9 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
                         warp_split_max_shared_bytes(bits, tiles));
             }
             if (warp_split_has_deep(bits, tiles)) {
-              EXPECT_LE(kWarps * warp_split_region_bytes(stage, kWarpSplitDeepStages),
-                        warp_split_max_shared_bytes(bits, tiles, kWarpSplitDeepStages));
+              const int deep = warp_split_deep_stages(tiles);
+              EXPECT_LE(kWarps * warp_split_region_bytes(stage, deep),
+                        warp_split_max_shared_bytes(bits, tiles, deep));
             }
           }
         }
@@ -197,15 +198,16 @@ TEST(DecodeConfig, PairFallbackKeepsNearlyEverySmBusy) {
   EXPECT_EQ(cluster_split_count(4, true, 1000, 0, [](int) { return 0; }, 132), 0);
 }
 
-// M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp) for
-// grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4 at 16, group 16 with zero
-// shifts and folds) fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still
+// M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp at
+// one tile, 5 at two: v41) for grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4
+// at 16, group 16 with zero shifts and folds) fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still
 // fits the 4 CTAs an SM that registers allow.
 TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
-  const bool deeper = kWarpSplitDeepStages > kStages;
-  EXPECT_EQ(warp_split_has_deep(4, 1), deeper);
-  EXPECT_EQ(warp_split_has_deep(4, 2), deeper);
-  EXPECT_EQ(warp_split_has_deep(8, 1), deeper);
+  EXPECT_EQ(warp_split_deep_stages(1), 6);
+  EXPECT_EQ(warp_split_deep_stages(2), 5);
+  EXPECT_TRUE(warp_split_has_deep(4, 1));
+  EXPECT_TRUE(warp_split_has_deep(4, 2));
+  EXPECT_TRUE(warp_split_has_deep(8, 1));
   EXPECT_FALSE(warp_split_has_deep(8, 2));
   for (int bits : {4, 8}) {
     EXPECT_FALSE(warp_split_has_deep(bits, 3));
@@ -213,10 +215,10 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
   }
   EXPECT_FALSE(warp_split_stages_vary(1));
   EXPECT_FALSE(warp_split_stages_vary(2));
-  EXPECT_EQ(warp_split_max_shared_bytes(4, 2, kWarpSplitDeepStages), 4 * (128 + 6 * 5632));
-  EXPECT_EQ(warp_split_max_shared_bytes(8, 1, kWarpSplitDeepStages), 4 * (128 + 6 * 6656));
+  EXPECT_EQ(warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)), 4 * (128 + 5 * 5632));
+  EXPECT_EQ(warp_split_max_shared_bytes(8, 1, warp_split_deep_stages(1)), 4 * (128 + 6 * 6656));
   EXPECT_LE(4 * (kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false),
-                                                  kWarpSplitDeepStages) +
+                                                  warp_split_deep_stages(1)) +
                  1024),
             228 * 1024);
 }
@@ -293,7 +295,7 @@ TEST(DecodeConfig, ClusterPushReceiveArea) {
   }
   for (int bits : {4, 8}) {
     for (int tiles = 1; tiles <= kClusterPushMaxTiles; ++tiles) {
-      const int stages = warp_split_has_deep(bits, tiles) ? kWarpSplitDeepStages : kStages;
+      const int stages = warp_split_has_deep(bits, tiles) ? warp_split_deep_stages(tiles) : kStages;
       EXPECT_LE(warp_split_max_shared_bytes(bits, tiles, stages) +
                     cluster_receive_max_bytes(tiles),
                 227 * 1024)
@@ -301,7 +303,7 @@ TEST(DecodeConfig, ClusterPushReceiveArea) {
     }
   }
   const int l3_8b_o = kWarps * warp_split_region_bytes(warp_split_stage_bytes(4, 1, 1, false),
-                                                       kWarpSplitDeepStages);
+                                                       warp_split_deep_stages(1));
   EXPECT_LE(2 * (l3_8b_o + cluster_receive_bytes(2, 1) + 1024), 228 * 1024);
 }
 

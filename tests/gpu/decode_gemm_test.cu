@@ -395,28 +395,31 @@ TEST(DecodeWarpStages, PlanTakesTheDeepPipelineForFewCtas) {
       const std::string where = "n=" + std::to_string(shape[0]) + " k=" +
                                 std::to_string(shape[1]) + " m=" + std::to_string(m);
       const int64_t ctas = problem.geometry.n_blocks * plan.decode.splits;
-      if (plan.decode.warp_stages == 6) {
+      const int deep = m == 1 ? 6 : 5;  // one token tile, or two (config.h)
+      if (plan.decode.warp_stages == deep) {
         EXPECT_TRUE(ctas <= sms || plan.decode.epilogue == kEpilogueCluster) << where;
       } else {
         EXPECT_EQ(plan.decode.warp_stages, 4) << where;
       }
       if (shape[0] == 4096 && shape[1] == 4096 && sms >= 128) {
-        EXPECT_EQ(plan.decode.warp_stages, 6) << where;  // 64 strips x 2 splits
+        EXPECT_EQ(plan.decode.warp_stages, deep) << where;  // 64 strips x 2 splits
       }
     }
   }
 }
 
-// M 1-16 per CTA: 4 stages a warp and the deep-pipeline instance (6; int8 only at 1-8 tokens,
-// so a forced 6 is ignored at 9-16). Group 16 on one format in three: the most scale rows (and
-// folds) a stage holds.
+// M 1-16 per CTA: 4 stages a warp and the deep-pipeline instance (6 at 1-8 tokens, one token
+// tile; 5 at 9-16, int4 only, so a forced 5 runs 4 for int8 there). Group 16 on one format in
+// three: the most scale rows (and folds) a stage holds.
 TEST(DecodeWarpStages, DeepPipelineMatchesReference) {
   SF_SKIP_WITHOUT_GPU();
-  check_forced_stages({214, {1, 8, 9, 16}, {4, 6},
-                       [](int format_index) { return format_index % 3 == 1 ? 16 : 128; },
-                       [](int64_t m) { return m % 2 == 0; },
-                       [](const testing::WeightFormat& f, int64_t m, int stages) {
-                         return f.bits == 8 && m > 8 ? 4 : stages;
+  const auto group_of = [](int format_index) { return format_index % 3 == 1 ? 16 : 128; };
+  const auto bias_of = [](int64_t m) { return m % 2 == 0; };
+  check_forced_stages({214, {1, 8}, {4, 6}, group_of, bias_of,
+                       [](const testing::WeightFormat&, int64_t, int stages) { return stages; }});
+  check_forced_stages({215, {9, 16}, {4, 5}, group_of, bias_of,
+                       [](const testing::WeightFormat& f, int64_t, int stages) {
+                         return f.bits == 8 ? 4 : stages;
                        }});
 }
 

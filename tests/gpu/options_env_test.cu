@@ -109,7 +109,7 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
   EXPECT_NE(s.message().find("prefill_stages"), std::string::npos) << s.message();
 }
 
-TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
+TEST(DecodeOptions, WarpStagesAreThreeToSix) {
   {
     api::ResolvedOptions r;
     ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
@@ -125,7 +125,7 @@ TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
     ASSERT_TRUE(api::resolve_options(o, &r).ok());
     EXPECT_EQ(r.decode_warp_stages.value_or(0), 4);
   }
-  for (const char* bad : {"2", "5", "8", "four"}) {
+  for (const char* bad : {"2", "7", "8", "four"}) {
     ScopedEnv stages("SAILFISH_DECODE_WARP_STAGES", bad);
     api::ResolvedOptions r;
     const Status s = api::resolve_options(Options(), &r);
@@ -138,10 +138,14 @@ TEST(DecodeOptions, WarpStagesAreThreeFourOrSix) {
   const Status s = api::resolve_options(o, &r);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("decode_warp_stages is 16"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("3, 4 or 6"), std::string::npos) << s.message();
-  o.decode_warp_stages = 6;
-  EXPECT_TRUE(api::resolve_options(o, &r).ok());
-  EXPECT_EQ(r.decode_warp_stages.value_or(0), 6);
+  EXPECT_NE(s.message().find("3 or 4 stages a warp at 17-32 tokens a CTA, 4 or 5 at 9-16"),
+            std::string::npos)
+      << s.message();
+  for (int deep : {5, 6}) {  // the deep instances at two and one token tiles
+    o.decode_warp_stages = deep;
+    EXPECT_TRUE(api::resolve_options(o, &r).ok()) << deep;
+    EXPECT_EQ(r.decode_warp_stages.value_or(0), deep);
+  }
 }
 
 TEST(DecodeOptions, ClusterPushSwitch) {
