@@ -200,8 +200,8 @@ TEST(DecodeConfig, PairFallbackKeepsNearlyEverySmBusy) {
 
 // M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp at
 // one tile, 5 at two: v41) for grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4
-// at 16, group 16 with zero shifts and folds) fits 4 warps in the 227 KB a CTA may have, and int4 M = 1, group 128 still
-// fits the 4 CTAs an SM that registers allow.
+// at 16, group 16 with zero shifts and folds) fits 4 warps in the 227 KB a CTA may have, and
+// int4 M = 1, group 128 still fits the 4 CTAs an SM that registers allow.
 TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
   EXPECT_EQ(warp_split_deep_stages(1), 6);
   EXPECT_EQ(warp_split_deep_stages(2), 5);
