@@ -3,7 +3,35 @@
 # (-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6) on l3-70b.down and l3-8b.o at M = 16, on a GPU
 # host (decode v41: why the shallower ring runs faster on the same grid). Logs: $OUT/n/.
 set -u
-mkdir -p $OUT/n
-for v in w5: w6:-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6; do n=${v%%:*}; f=${v#*:}; cmake -S . -B /tmp/b$n -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAILFISH_BUILD_TESTS=OFF -DSAILFISH_DEPS_DIR=$PWD/.deps -DCMAKE_CUDA_FLAGS="$f" >/dev/null 2>&1 && ninja -C /tmp/b$n sailfish_bench >/dev/null 2>&1; echo "$n build rc=$? ${SECONDS}s"; done
-for s in l3-70b.down l3-8b.o; do for n in w5 w6; do timeout 120 ncu -k regex:decode_warp_split_kernel -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats --metrics l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,smsp__cycles_active.avg,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__shared_mem_config_size,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_short_scoreboard,smsp__inst_executed.sum /tmp/b$n/bench/sailfish_bench --shapes $s -m 16 --tiers decode --no-cublas --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 > $OUT/n/${s}_$n.log 2>&1; echo "$s $n rc=$? ${SECONDS}s"; done; done
-cd $OUT/n && for f in *.log; do echo "== $f"; grep -E "decode_warp_split_kernel<|Duration|Elapsed Cycles|L1/TEX Hit Rate|sector_hit_rate|Shared Memory Configuration Size|shared_mem_config|Achieved Occupancy|Registers Per|Dynamic Shared|Warp Cycles Per Issued|No Eligible|Issued Warp Per|long_scoreboard|short_scoreboard|inst_executed.sum|wavefronts_mem_shared|Block Limit Shared" $f | sed 's/  */ /g' | cut -c1-120; done
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-$root/out}/n
+builds=/tmp/sailfish-deep-depth
+mkdir -p "$out"
+# An empty spec: scripts/device_variant_rounds.sh only builds the variants (logs beside them).
+OUT=$builds VARIANT_BUILD_ROOT=$builds "$root/scripts/device_variant_rounds.sh" /dev/null \
+  w5= w6=-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6
+metrics=l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,smsp__cycles_active.avg
+metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__shared_mem_config_size
+metrics+=,smsp__average_warp_latency_issue_stalled_long_scoreboard
+metrics+=,smsp__average_warp_latency_issue_stalled_barrier
+metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard,smsp__inst_executed.sum
+sections=()
+for s in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats SchedulerStats; do
+  sections+=(--section "$s")
+done
+for shape in l3-70b.down l3-8b.o; do
+  for n in w5 w6; do
+    timeout 120 ncu -k regex:decode_warp_split_kernel -c 1 "${sections[@]}" --metrics "$metrics" \
+      "$builds/$n/bench/sailfish_bench" --shapes "$shape" -m 16 --tiers decode --no-cublas \
+      --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 > "$out/${shape}_$n.log" 2>&1
+    echo "$shape $n rc=$? ${SECONDS}s"
+  done
+done
+keys="decode_warp_split_kernel<|Duration|Elapsed Cycles|L1/TEX Hit Rate|shared_mem_config"
+keys+="|Achieved Occupancy|Registers Per|Dynamic Shared|Warp Cycles Per Issued|No Eligible"
+keys+="|Issued Warp Per|long_scoreboard|short_scoreboard|inst_executed.sum|wavefronts_mem_shared"
+keys+="|Block Limit Shared"
+for f in "$out"/*.log; do
+  echo "== $f"
+  grep -E "$keys" "$f" | sed 's/  */ /g' | cut -c1-120
+done

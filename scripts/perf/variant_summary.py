@@ -12,18 +12,12 @@ import json
 import math
 import sys
 
+from ab_summary import rows_by_key
 from compare_runs import short_launch
 
 
-def rows_by_key(paths):
-    out, bad = {}, 0
-    for path in paths:
-        for row in json.load(open(path))["rows"]:
-            if row.get("status") != "ok":
-                bad += 1
-                continue
-            out.setdefault((row["shape"], row["M"]), []).append(row)
-    return out, bad
+def rows_not_ok(paths):
+    return sum(row.get("status") != "ok" for path in paths for row in json.load(open(path))["rows"])
 
 
 def spec_lines(path):
@@ -40,7 +34,8 @@ def main():
     for label, variants in spec_lines(spec):
         sides = {}
         for name in variants:
-            sides[name] = rows_by_key(sorted(glob.glob(f"{out_dir}/{label}_{name}_*.json")))
+            paths = sorted(glob.glob(f"{out_dir}/{label}_{name}_*.json"))
+            sides[name] = rows_by_key(paths), rows_not_ok(paths)
         ref, others = variants[0], variants[1:]
         ref_rows, ref_bad = sides[ref]
         print(f"\n{label} (reference {ref})\n")
