@@ -9,6 +9,8 @@
 # scripts/perf/variant_summary.py $OUT SPEC_FILE prints the tables. A round starts only while
 # fewer than VARIANT_DEADLINE_S seconds (default: no limit) have passed since the script began, so a
 # device call's time limit ends it between rounds, not in the middle of one.
+# A run-time variant reuses another's build with environment settings, NAME=env:BUILD:VAR=VALUE,...
+#   scripts/device_variant_rounds.sh SPEC_FILE base= w5=env:base:SAILFISH_DECODE_WARP_STAGES=5
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -16,8 +18,17 @@ builds=${VARIANT_BUILD_ROOT:-/tmp/sailfish-variants}
 spec=$1
 shift
 mkdir -p "$out" "$builds"
+declare -A build_of env_of
 for item in "$@"; do
   name=${item%%=*} flags=${item#*=}
+  build_of[$name]=$name env_of[$name]=
+  if [[ "$flags" == env:* ]]; then
+    rest=${flags#env:}
+    build_of[$name]=${rest%%:*} env_of[$name]=${rest#*:}
+    env_of[$name]=${env_of[$name]//,/ }
+    echo "variant $name: the ${build_of[$name]} build with ${env_of[$name]}"
+    continue
+  fi
   b=$builds/$name
   cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAILFISH_BUILD_TESTS=OFF \
     -DSAILFISH_DEPS_DIR="$root/.deps" -DCMAKE_CUDA_FLAGS="$flags" > "$out/cmake_$name.log" 2>&1 &&
@@ -32,10 +43,10 @@ for round in $(seq 1 "${VARIANT_ROUNDS:-2}"); do
   while IFS='|' read -r label variants args; do
     [[ -z "$label" || "$label" == \#* ]] && continue
     for name in ${variants//,/ }; do
-      bench=$builds/$name/bench/sailfish_bench
+      bench=$builds/${build_of[$name]:-$name}/bench/sailfish_bench
       [ -x "$bench" ] || { echo "variant $name: no bench binary"; continue; }
-      # shellcheck disable=SC2086  # args is a word list by design
-      timeout 300 "$bench" $args --json "$out/${label}_${name}_$round.json" \
+      # shellcheck disable=SC2086  # args and the variant's settings are word lists by design
+      timeout 300 env ${env_of[$name]:-} "$bench" $args --json "$out/${label}_${name}_$round.json" \
         > "$out/${label}_${name}_$round.log" 2>&1
       echo "$label $name round $round: rc=$? at ${SECONDS}s"
     done

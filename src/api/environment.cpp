@@ -106,16 +106,20 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   const auto& stages = r.decode_warp_stages;
   const int deep_one = decode::warp_split_deep_stages(1);
   const int deep_two = decode::warp_split_deep_stages(2);
+  const int lighter_int8 = decode::warp_split_lighter_deep_stages(8, 1);
   if (stages.has_value() && *stages != decode::kWarpSplitFewStages &&
-      *stages != decode::kStages && *stages != deep_one && *stages != deep_two) {
+      *stages != decode::kStages && *stages != deep_one && *stages != deep_two &&
+      (lighter_int8 == 0 || *stages != lighter_int8)) {
     const bool from_options = options.decode_warp_stages.has_value();
     return invalid_argument(from_options ? "decode_warp_stages" : "SAILFISH_DECODE_WARP_STAGES",
                             " is ", *stages, "; the decode warp-split kernel runs ",
                             decode::kWarpSplitFewStages, " or ", decode::kStages,
                             " stages a warp at 17-32 tokens a CTA, ", decode::kStages, " or ",
                             deep_two, " at 9-16 (int8: ", decode::kStages, " only) and ",
-                            decode::kStages, " or ", deep_one,
-                            " at 1-8; a count the kernel for that M lacks is ignored");
+                            decode::kStages, " or ", deep_one, " at 1-8",
+                            lighter_int8 > 0 ? " (int8 also " : "",
+                            lighter_int8 > 0 ? std::to_string(lighter_int8) + ")" : "",
+                            "; a count the kernel for that M lacks is ignored");
   }
   SF_RETURN_IF_ERROR(env_int("SAILFISH_DECODE_STREAM_K_STRIPS", 1, &number));
   r.decode_stream_k_strips =

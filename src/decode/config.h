@@ -127,6 +127,43 @@ SF_HOST_DEVICE constexpr bool warp_split_has_deep(int bits, int token_tiles) {
   return (token_tiles == 1 || (token_tiles == 2 && bits == 4)) &&
          warp_split_deep_stages(token_tiles) > kStages;
 }
+// A lighter deep depth, one stage short of the deepest, where the deepest can put more bytes in
+// flight on an SM than the DRAM system serves well: int8 at one token tile, whose 4 KB blocks
+// give two resident CTAs of six stages 170 KiB of copies in flight (int4: 90 KiB). 0: none.
+SF_HOST_DEVICE constexpr int warp_split_lighter_deep_stages(int bits, int token_tiles) {
+  return bits == 8 && token_tiles == 1 && warp_split_has_deep(bits, token_tiles) &&
+                 warp_split_deep_stages(token_tiles) - 1 > kStages
+             ? warp_split_deep_stages(token_tiles) - 1
+             : 0;
+}
+// The copies a deep plan keeps in flight on its busiest SM: each resident CTA's warps hold all
+// but the stage they compute on. ctas_per_sm: what the occupancy query allows; the grid may hold
+// fewer (ceil(grid_ctas / sm_count)).
+SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, int sm_count,
+                                                            int ctas_per_sm, int stages,
+                                                            int stage_bytes) {
+  const int64_t spread = sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : 0;
+  const int64_t resident = spread < ctas_per_sm ? spread : ctas_per_sm;
+  return resident * kWarps * (stages - 1) * int64_t(stage_bytes);
+}
+// plan_decode takes the lighter deep depth where the deepest would keep more than this in flight
+// on an SM. H200, int8 g128 bf16 at M = 1, five stages against six (v41b in docs/perf/decode.md):
+//   l3-70b.down and l3-70b.o, 256 CTAs, two an SM, 170 KiB at six (136 at five): 0.978x, 0.989x;
+//   l3-8b.o, 128 CTAs, one an SM, 85 KiB at six (68 at five): 1.067x, so six stays.
+// The int4 two-tile rows agree (v41: 165 KiB at six, 132 at five on l3-70b.down at M = 16, five
+// 0.949x) though that instance has only the one deep depth. A build option
+// (-DSAILFISH_DECODE_DEEP_IN_FLIGHT_KIB=N) for device sweeps; a large N turns the lighter depth
+// off.
+#ifndef SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB
+#define SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB 150
+#endif
+constexpr int64_t kDeepInFlightBudgetBytes = int64_t(SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB) * 1024;
+SF_HOST_DEVICE constexpr bool warp_split_lighter_deep_pays(int64_t grid_ctas, int sm_count,
+                                                           int ctas_per_sm, int deepest_stages,
+                                                           int stage_bytes) {
+  return warp_split_in_flight_bytes(grid_ctas, sm_count, ctas_per_sm, deepest_stages,
+                                    stage_bytes) > kDeepInFlightBudgetBytes;
+}
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;
 }

@@ -13,18 +13,16 @@ namespace sailfish::decode {
 namespace detail {
 
 // kZero picks the warp-split kernel's zero-point variant (the strip kernel reads it at run time),
-// kDeep its deep-pipeline instance (1-2 token tiles: warp_split_deep_stages), kStreamK
+// kStageCount its stages a warp (kStages, or at 1-2 token tiles a deep-pipeline count:
+// warp_split_deep_stages, warp_split_lighter_deep_stages; the strip kernel ignores it), kStreamK
 // its Stream-K instance (int4 at 1-2 token tiles: config.h, stream_k_plan).
-constexpr int stage_count(int tiles, bool deep) {
-  return deep ? warp_split_deep_stages(tiles) : kStages;
-}
 constexpr bool has_stream_k(int bits, int tiles) { return bits == 4 && tiles <= 2; }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
           bool kStreamK>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles, kZero, stage_count(kTiles, kDeep), kStreamK>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero, kStageCount, kStreamK>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
@@ -33,18 +31,18 @@ constexpr auto kernel_for() {
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
 // stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking, the split
 // grid at 1-2 token tiles the cluster push form's largest receive area.
-template <int kBits, int kTiles, bool kWarpSplit, bool kDeep, bool kStreamK>
+template <int kBits, int kTiles, bool kWarpSplit, int kStageCount, bool kStreamK>
 constexpr int max_shared_for() {
   constexpr int kPushArea = kTiles <= kClusterPushMaxTiles ? cluster_receive_max_bytes(kTiles) : 0;
-  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, stage_count(kTiles, kDeep)) +
+  return kWarpSplit ? warp_split_max_shared_bytes(kBits, kTiles, kStageCount) +
                           (kStreamK ? kWarps * stream_k_park_bytes(kTiles) : kPushArea)
                     : shared_bytes(kBits, kTiles);
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
           bool kStreamK>
 Status prepare(int shared) {
-  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kDeep, kStreamK>();
+  constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kStageCount, kStreamK>();
   if (shared < 0 || shared > kMaxShared) {
     return internal_error("decode kernel: ", shared, " bytes of shared memory asked, the instance ",
                           "allows ", kMaxShared);
@@ -52,17 +50,17 @@ Status prepare(int shared) {
   if constexpr (kMaxShared > 48 * 1024) {
     SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
         reinterpret_cast<const void*>(
-            kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>()),
+            kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>()),
         kMaxShared));
   }
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
           bool kStreamK>
 Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     cudaStream_t stream) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>(shared)));
   const bool clustered = params.epilogue == Epilogue::kCluster;
   if (clustered && (!kWarpSplit || params.splits < 2 || params.splits > kMaxClusterSplits ||
                     grid.y != static_cast<unsigned>(params.splits))) {
@@ -93,7 +91,7 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
   } else if constexpr (kWarpSplit) {
     // 1-2 token tiles: each stage count is an instance of its own; the plan sized shared memory
     // for the count it asked for.
-    if (params.warp_stages != stage_count(kTiles, kDeep)) {
+    if (params.warp_stages != kStageCount) {
       return internal_error("decode: no warp-split kernel instance for ", kTiles,
                             " token tiles and ", params.warp_stages, " stages a warp (",
                             kBits, "-bit codes)");
@@ -101,16 +99,16 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
   }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
   return gpu::launch_in_clusters(
-      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(), grid, cluster,
+      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>(), grid, cluster,
       dim3(kThreads), shared, stream, pdl, "decode kernel launch", params);
 }
 
 // How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
 // 0 when the code that runs was compiled for a target before sm_90 (no cluster epilogue in it).
-template <typename T, int kBits, int kTiles, bool kZero, bool kDeep, bool kStreamK>
+template <typename T, int kBits, int kTiles, bool kZero, int kStageCount, bool kStreamK>
 Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero, kDeep, kStreamK>(shared)));
-  constexpr auto kernel = kernel_for<T, kBits, kTiles, true, kZero, kDeep, kStreamK>();
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, true, kZero, kStageCount, kStreamK>(shared)));
+  constexpr auto kernel = kernel_for<T, kBits, kTiles, true, kZero, kStageCount, kStreamK>();
   cudaFuncAttributes attributes = {};
   SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   if (attributes.ptxVersion < 90) {
@@ -132,33 +130,43 @@ Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
   return Status();
 }
 
-template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, bool kDeep,
+template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
           bool kStreamK>
 Status occupancy_tiles(int shared, int* ctas_per_sm) {
-  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(shared)));
+  SF_RETURN_IF_ERROR((prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>(shared)));
   SF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kDeep, kStreamK>(), kThreads,
-      shared));
+      ctas_per_sm, kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>(),
+      kThreads, shared));
   return Status();
 }
 
-// Calls f(tiles, warp_split, zero_points, deep, stream_k) with integral constants for the
+// Calls f(tiles, warp_split, zero_points, stages, stream_k) with integral constants for the
 // instance that serves (token_tiles, warp_split, zero_points, warp_stages, stream_k): the
-// warp-split kernel at 1-2 token tiles may have a deep-pipeline instance (warp_stages ==
-// warp_split_deep_stages(token_tiles), config.h: warp_split_has_deep) and, int4, a Stream-K one;
-// the strip kernel has one instance for both zero-point kinds.
+// warp-split kernel at 1-2 token tiles may have deep-pipeline instances (warp_stages ==
+// warp_split_deep_stages(token_tiles) or warp_split_lighter_deep_stages(bits, token_tiles),
+// config.h) and, int4, a Stream-K one; the strip kernel has one instance for both zero-point
+// kinds.
 template <int kBits, typename F>
 Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, bool stream_k,
                 F&& f) {
   using std::false_type;
   using std::true_type;
+  using Shallow = std::integral_constant<int, kStages>;
   auto shallow_or_deep = [&](auto tiles, auto zero, auto sk) -> Status {
-    if constexpr (warp_split_has_deep(kBits, decltype(tiles)::value)) {
-      if (warp_stages == warp_split_deep_stages(decltype(tiles)::value)) {
-        return f(tiles, true_type(), zero, true_type(), sk);
+    constexpr int kTiles = decltype(tiles)::value;
+    if constexpr (warp_split_has_deep(kBits, kTiles)) {
+      constexpr int kDeepest = warp_split_deep_stages(kTiles);
+      if (warp_stages == kDeepest) {
+        return f(tiles, true_type(), zero, std::integral_constant<int, kDeepest>(), sk);
       }
     }
-    return f(tiles, true_type(), zero, false_type(), sk);
+    if constexpr (warp_split_lighter_deep_stages(kBits, kTiles) > 0 && !decltype(sk)::value) {
+      constexpr int kLighter = warp_split_lighter_deep_stages(kBits, kTiles);
+      if (warp_stages == kLighter) {
+        return f(tiles, true_type(), zero, std::integral_constant<int, kLighter>(), sk);
+      }
+    }
+    return f(tiles, true_type(), zero, Shallow(), sk);
   };
   auto small_tiles = [&](auto tiles, auto zero) -> Status {
     if constexpr (has_stream_k(kBits, decltype(tiles)::value)) {
@@ -178,9 +186,9 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
       case 1: return small_tiles(std::integral_constant<int, 1>(), zero);
       case 2: return small_tiles(std::integral_constant<int, 2>(), zero);
       case 3:
-        return f(std::integral_constant<int, 3>(), true_type(), zero, false_type(), false_type());
+        return f(std::integral_constant<int, 3>(), true_type(), zero, Shallow(), false_type());
       case 4:
-        return f(std::integral_constant<int, 4>(), true_type(), zero, false_type(), false_type());
+        return f(std::integral_constant<int, 4>(), true_type(), zero, Shallow(), false_type());
     }
     return internal_error("decode: no warp-split kernel instance for ", token_tiles,
                           " token tiles");
@@ -191,12 +199,12 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
   if (stream_k) return internal_error("decode: Stream-K needs the warp-split kernel");
   const false_type no;
   switch (token_tiles) {
-    case 1: return f(std::integral_constant<int, 1>(), no, no, no, no);
-    case 2: return f(std::integral_constant<int, 2>(), no, no, no, no);
-    case 3: return f(std::integral_constant<int, 3>(), no, no, no, no);
-    case 4: return f(std::integral_constant<int, 4>(), no, no, no, no);
-    case 6: return f(std::integral_constant<int, 6>(), no, no, no, no);
-    case 8: return f(std::integral_constant<int, 8>(), no, no, no, no);
+    case 1: return f(std::integral_constant<int, 1>(), no, no, Shallow(), no);
+    case 2: return f(std::integral_constant<int, 2>(), no, no, Shallow(), no);
+    case 3: return f(std::integral_constant<int, 3>(), no, no, Shallow(), no);
+    case 4: return f(std::integral_constant<int, 4>(), no, no, Shallow(), no);
+    case 6: return f(std::integral_constant<int, 6>(), no, no, Shallow(), no);
+    case 8: return f(std::integral_constant<int, 8>(), no, no, Shallow(), no);
   }
   return internal_error("decode: no kernel instance for ", token_tiles, " token tiles");
 }
@@ -208,9 +216,9 @@ Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp
                           int shared_bytes, bool pdl, cudaStream_t stream) {
   return detail::dispatch<kBits>(
       token_tiles, warp_split, params.zero_fold != nullptr, params.warp_stages,
-      params.stream_k_strips > 0, [&](auto tiles, auto split, auto zero, auto deep, auto sk) {
+      params.stream_k_strips > 0, [&](auto tiles, auto split, auto zero, auto stages, auto sk) {
         return detail::launch_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                    decltype(zero)::value, decltype(deep)::value,
+                                    decltype(zero)::value, decltype(stages)::value,
                                     decltype(sk)::value>(params, grid, shared_bytes, pdl, stream);
       });
 }
@@ -220,10 +228,10 @@ Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stage
                                int shared_bytes, int cluster_size, int* clusters) {
   return detail::dispatch<kBits>(
       token_tiles, true, zero_points, warp_stages, stream_k,
-      [&](auto tiles, auto split, auto zero, auto deep, auto sk) -> Status {
+      [&](auto tiles, auto split, auto zero, auto stages, auto sk) -> Status {
         if constexpr (decltype(split)::value) {
           return detail::max_clusters_tiles<T, kBits, decltype(tiles)::value,
-                                            decltype(zero)::value, decltype(deep)::value,
+                                            decltype(zero)::value, decltype(stages)::value,
                                             decltype(sk)::value>(shared_bytes, cluster_size,
                                                                  clusters);
         } else {
@@ -237,9 +245,9 @@ Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points,
                              bool stream_k, int shared_bytes, int* ctas_per_sm) {
   return detail::dispatch<kBits>(
       token_tiles, warp_split, zero_points, warp_stages, stream_k,
-      [&](auto tiles, auto split, auto zero, auto deep, auto sk) {
+      [&](auto tiles, auto split, auto zero, auto stages, auto sk) {
         return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, decltype(split)::value,
-                                       decltype(zero)::value, decltype(deep)::value,
+                                       decltype(zero)::value, decltype(stages)::value,
                                        decltype(sk)::value>(shared_bytes, ctas_per_sm);
       });
 }

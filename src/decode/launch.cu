@@ -271,7 +271,9 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
   //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
   //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8). Elsewhere the deep
-  //     plan lost up to 32% (v13b in docs/perf/decode.md).
+  //     plan lost up to 32% (v13b in docs/perf/decode.md). int8 at one tile has a lighter deep
+  //     depth too, taken where the deepest keeps too many bytes in flight on an SM
+  //     (warp_split_lighter_deep_pays).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
   auto choose = [&](int stages, bool pair_fallback = false) {
@@ -283,11 +285,14 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   };
   const bool stages_vary = d.warp_split && warp_split_stages_vary(d.token_tiles);
   const bool has_deep = d.warp_split && warp_split_has_deep(g.bits, d.token_tiles);
+  const int lighter_deep =
+      d.warp_split ? warp_split_lighter_deep_stages(g.bits, d.token_tiles) : 0;
   const bool stages_forced =
       forced_stages.has_value() &&
       ((stages_vary && (*forced_stages == kWarpSplitFewStages || *forced_stages == kStages)) ||
        (has_deep && (*forced_stages == warp_split_deep_stages(d.token_tiles) ||
-                     *forced_stages == kStages)));
+                     *forced_stages == kStages ||
+                     (lighter_deep > 0 && *forced_stages == lighter_deep))));
   int current = 0;
   SF_CUDA_CHECK(cudaGetDevice(&current));
   SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
@@ -303,7 +308,22 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     if (few_ctas || ends_on(Epilogue::kPartials)) {
       const DecodePlan four = d;
       const Status deep = choose(warp_split_deep_stages(d.token_tiles));
-      if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) d = four;
+      if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) {
+        d = four;
+      } else if (lighter_deep > 0) {
+        // config.h, warp_split_lighter_deep_pays: one stage fewer where the deepest plan keeps
+        // too many bytes in flight on its busiest SM, if that plan ends the same way.
+        int ctas_per_sm = 0;
+        Status occupancy = ctas_per_sm_for(p, d, &ctas_per_sm);
+        std::swap(chosen, occupancy);
+        const int64_t grid_ctas = int64_t(g.n_blocks) * d.m_groups * d.splits;
+        if (chosen.ok() && warp_split_lighter_deep_pays(grid_ctas, plan->sm_count, ctas_per_sm,
+                                                        d.warp_stages, d.warp_stage_bytes)) {
+          const DecodePlan deepest = d;
+          const Status lighter = choose(lighter_deep);
+          if (!lighter.ok() || d.epilogue != deepest.epilogue) d = deepest;
+        }
+      }
     }
   }
   // One token tile, still ending on the reduce kernel: two clustered splits where their grid

@@ -15,8 +15,9 @@ struct DecodeChoices {
   // CTAs a cluster.
   std::optional<int64_t> splits;
   // The warp-split kernel's stages per warp instead of the heuristic: 3 or 4 at 17-32 tokens per
-  // CTA, 4 or 6 below where the deep instance exists (config.h, warp_split_has_deep); a count
-  // the kernel for this M lacks is ignored.
+  // CTA, 4 or the deep counts below where the deep instances exist (config.h: 6 at 1-8 tokens, 5
+  // at 9-16, and int8 at 1-8 also warp_split_lighter_deep_stages, 5); a count the kernel for
+  // this M lacks is ignored.
   std::optional<int64_t> warp_stages;
   // The Stream-K grid (config.h, stream_k_plan) wherever it fits, instead of the split grid
   // (opt-in: slower on the H200, v18); stream_k_strips: its strips per cluster.

@@ -121,6 +121,10 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
               EXPECT_LE(kWarps * warp_split_region_bytes(stage, deep),
                         warp_split_max_shared_bytes(bits, tiles, deep));
             }
+            if (const int lighter = warp_split_lighter_deep_stages(bits, tiles); lighter > 0) {
+              EXPECT_LE(kWarps * warp_split_region_bytes(stage, lighter),
+                        warp_split_max_shared_bytes(bits, tiles, lighter));
+            }
           }
         }
       }
@@ -221,6 +225,37 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
                                                   warp_split_deep_stages(1)) +
                  1024),
             228 * 1024);
+}
+
+// int8 at one token tile also has a deep instance one stage short of the deepest, which a plan
+// takes where the deepest would keep more than kDeepInFlightBudgetBytes of copies in flight on
+// its busiest SM (v42: the v41b rows the rule was drawn from, int8 g128 at M = 1 on 132 SMs,
+// two CTAs an SM by occupancy).
+TEST(DecodeConfig, LighterDeepDepthWhereTheDeepestOverfillsAnSm) {
+  EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
+  EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);
+  EXPECT_EQ(warp_split_lighter_deep_stages(4, 2), 0);
+  EXPECT_EQ(warp_split_lighter_deep_stages(8, 2), 0);
+  for (int tiles = 3; tiles <= kWarpSplitMaxTiles; ++tiles) {
+    EXPECT_EQ(warp_split_lighter_deep_stages(8, tiles), 0);
+  }
+  const int int8_m1 = warp_split_stage_bytes(8, 1, 1, false);
+  EXPECT_EQ(int8_m1, 4352);
+  // l3-70b.down and l3-70b.o: 128 strips x 2 splits; two CTAs an SM, four warps, five stages each
+  // in flight.
+  EXPECT_EQ(warp_split_in_flight_bytes(256, 132, 2, 6, int8_m1), 2 * 4 * 5 * 4352);
+  EXPECT_TRUE(warp_split_lighter_deep_pays(256, 132, 2, 6, int8_m1));
+  // l3-8b.o: 64 strips x 2 splits = 128 CTAs, so one an SM whatever the occupancy allows.
+  EXPECT_EQ(warp_split_in_flight_bytes(128, 132, 2, 6, int8_m1), 4 * 5 * 4352);
+  EXPECT_FALSE(warp_split_lighter_deep_pays(128, 132, 2, 6, int8_m1));
+  // Occupancy bounds it too: a grid of three CTAs an SM where only one fits.
+  EXPECT_EQ(warp_split_in_flight_bytes(396, 132, 1, 6, int8_m1), 4 * 5 * 4352);
+  // int4 at one tile (2304 B a stage) stays under the budget at two and three CTAs an SM, so it
+  // needs no lighter instance.
+  const int int4_m1 = warp_split_stage_bytes(4, 1, 1, false);
+  EXPECT_LE(warp_split_in_flight_bytes(396, 132, 3, 6, int4_m1), kDeepInFlightBudgetBytes);
+  EXPECT_EQ(warp_split_in_flight_bytes(0, 132, 2, 6, int8_m1), 0);
+  EXPECT_EQ(warp_split_in_flight_bytes(256, 0, 2, 6, int8_m1), 0);
 }
 
 // The cluster push form's fragments and slots: every fragment of every cluster size has one owner

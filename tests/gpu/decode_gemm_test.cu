@@ -282,6 +282,7 @@ struct ForcedStages {
   std::function<int(int)> group_of;           // group size, by format index
   std::function<bool(int64_t)> bias_of;       // bias or not, by M
   std::function<int(const testing::WeightFormat&, int64_t, int)> expected;  // stages run
+  std::function<bool(const testing::WeightFormat&)> takes_format;  // empty: every format
 };
 
 void check_forced_stages(const ForcedStages& t) {
@@ -289,6 +290,7 @@ void check_forced_stages(const ForcedStages& t) {
   const int64_t shapes[][2] = {{200, 1000}, {136, 4096}, {64, 128}};
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    if (t.takes_format && !t.takes_format(f)) continue;
     const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
     const int group = t.group_of(format_index);
     for (const auto& shape : shapes) {
@@ -421,6 +423,41 @@ TEST(DecodeWarpStages, DeepPipelineMatchesReference) {
                        [](const testing::WeightFormat& f, int64_t, int stages) {
                          return f.bits == 8 ? 4 : stages;
                        }});
+}
+
+// int8 at 1-8 tokens also runs the lighter deep depth (5 stages a warp: config.h,
+// warp_split_lighter_deep_stages), forced here on every int8 format, both types and group 16.
+TEST(DecodeWarpStages, LighterDeepPipelineMatchesReference) {
+  SF_SKIP_WITHOUT_GPU();
+  const auto group_of = [](int format_index) { return format_index % 3 == 1 ? 16 : 128; };
+  check_forced_stages({216, {1, 8}, {5}, group_of, [](int64_t m) { return m == 8; },
+                       [](const testing::WeightFormat&, int64_t, int stages) { return stages; },
+                       [](const testing::WeightFormat& f) { return f.bits == 8; }});
+}
+
+// The plan's lighter deep depth for int8 at one token tile, on an H200-sized GPU: five stages on
+// l3-70b.down and l3-70b.o (two CTAs an SM of six stages would keep 170 KiB in flight), six on
+// l3-8b.o (128 CTAs, one an SM). int4 never takes five at one tile.
+TEST(DecodeWarpStages, PlanTakesTheLighterDeepDepthForInt8) {
+  SF_SKIP_WITHOUT_GPU();
+  const int sms = device_sm_count();
+  if (!device_has_clusters() || sms < 128 || sms > 144) {
+    GTEST_SKIP() << "the measured plans are for an H100/H200-sized sm_90 part";
+  }
+  Problem problem;
+  problem.m = 1;
+  Plan plan;
+  const int64_t shapes[][3] = {{8192, 28672, 5}, {8192, 8192, 5}, {4096, 4096, 6}};
+  for (const auto& shape : shapes) {
+    ASSERT_TRUE(PackedGeometry::make(shape[0], shape[1], 8, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    const std::string where = "n=" + std::to_string(shape[0]) + " k=" + std::to_string(shape[1]);
+    EXPECT_EQ(plan.decode.warp_stages, shape[2]) << where;
+    EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
+    ASSERT_TRUE(PackedGeometry::make(shape[0], shape[1], 4, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    EXPECT_NE(plan.decode.warp_stages, 5) << where << " int4";
+  }
 }
 
 // One token tile, where the heuristic's clusters are not all resident: two clustered splits
