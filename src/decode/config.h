@@ -127,14 +127,32 @@ SF_HOST_DEVICE constexpr bool warp_split_has_deep(int bits, int token_tiles) {
   return (token_tiles == 1 || (token_tiles == 2 && bits == 4)) &&
          warp_split_deep_stages(token_tiles) > kStages;
 }
-// A lighter deep depth, one stage short of the deepest, where the deepest can put more bytes in
-// flight on an SM than the DRAM system serves well: int8 at one token tile, whose 4 KB blocks
-// give two resident CTAs of six stages 170 KiB of copies in flight (int4: 90 KiB). 0: none.
+// A lighter deep depth, one stage short of the deepest: int8 at one token tile, whose 4 KB blocks
+// make a six-stage CTA 105-126 KB (M = 1-8, group 128), so that one stage can decide whether a
+// second CTA fits an SM, and two resident CTAs of six stages keep 170 KiB of copies in flight
+// (int4: 77 KB a CTA, 90 KiB). 0: none. plan_decode chooses between the two by
+// warp_split_lighter_deep_pays. A build option (-DSAILFISH_DECODE_LIGHTER_DEEP=0: none, v41's
+// plans) for device A/Bs.
+#ifndef SAILFISH_DECODE_LIGHTER_DEEP
+#define SAILFISH_DECODE_LIGHTER_DEEP 1
+#endif
 SF_HOST_DEVICE constexpr int warp_split_lighter_deep_stages(int bits, int token_tiles) {
-  return bits == 8 && token_tiles == 1 && warp_split_has_deep(bits, token_tiles) &&
+  return SAILFISH_DECODE_LIGHTER_DEEP && bits == 8 && token_tiles == 1 &&
+                 warp_split_has_deep(bits, token_tiles) &&
                  warp_split_deep_stages(token_tiles) - 1 > kStages
              ? warp_split_deep_stages(token_tiles) - 1
              : 0;
+}
+// How well a grid of grid_ctas sits on sm_count SMs that hold ctas_per_sm of its CTAs each
+// (counted with the cluster push form's receive area where the plan will take it): 0, more than
+// one wave; 1, one wave with no room on its busiest SM (ceil(grid_ctas / sm_count) CTAs) for a
+// CTA of the next launch; 2, one wave with that room. The room matters because programmatic
+// dependent launch starts the next kernel's CTAs while this one's run: where they cannot be
+// resident, the next layer's weight stream waits for this grid to drain.
+SF_HOST_DEVICE constexpr int warp_split_residency(int64_t grid_ctas, int sm_count,
+                                                  int ctas_per_sm) {
+  const int64_t busiest = sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : grid_ctas;
+  return ctas_per_sm >= busiest + 1 ? 2 : ctas_per_sm >= busiest ? 1 : 0;
 }
 // The copies a deep plan keeps in flight on its busiest SM: each resident CTA's warps hold all
 // but the stage they compute on. ctas_per_sm: what the occupancy query allows; the grid may hold
@@ -146,23 +164,37 @@ SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, i
   const int64_t resident = spread < ctas_per_sm ? spread : ctas_per_sm;
   return resident * kWarps * (stages - 1) * int64_t(stage_bytes);
 }
-// plan_decode takes the lighter deep depth where the deepest would keep more than this in flight
-// on an SM. H200, int8 g128 bf16 at M = 1, five stages against six (v41b in docs/perf/decode.md):
-//   l3-70b.down and l3-70b.o, 256 CTAs, two an SM, 170 KiB at six (136 at five): 0.978x, 0.989x;
-//   l3-8b.o, 128 CTAs, one an SM, 85 KiB at six (68 at five): 1.067x, so six stays.
-// The int4 two-tile rows agree (v41: 165 KiB at six, 132 at five on l3-70b.down at M = 16, five
-// 0.949x) though that instance has only the one deep depth. A build option
-// (-DSAILFISH_DECODE_DEEP_IN_FLIGHT_KIB=N) for device sweeps; a large N turns the lighter depth
-// off.
+// Whether plan_decode takes the lighter deep depth over the deepest (each plan with its own grid
+// and CTAs an SM): where it sits better on the SMs (warp_split_residency), else where the deepest
+// keeps more than kDeepInFlightBudgetBytes in flight on an SM. H200, int8 g128, five stages
+// against six (v41b, v42 in docs/perf/decode.md; M = 1-8 on the Llama-3 shapes):
+//   - room for the next launch: l3-8b.o (128 CTAs) at M = 4-8 holds one CTA an SM at six stages
+//     with the push area (Nsight Compute: a 135 KB shared-memory carveout) and two at five:
+//     0.81x bf16, 0.79-0.81x zero points (from M = 2, whose larger stage crosses the line
+//     sooner), 0.88-0.89x fp16; l3-8b.down at M = 6-8 0.97-0.99x, fp16 1.03x;
+//   - one wave: l3-70b.o at M = 4 (256 CTAs): the push area costs six stages the second CTA an
+//     SM, so that plan ran the barrier form; five with the push form 0.89x;
+//   - bytes in flight: l3-70b.down and l3-70b.o at M = 1-3, two CTAs an SM either way, 170 KiB
+//     at six (136 at five): 0.97-0.99x bf16 and zero points, 1.006-1.012x fp16;
+//   - neither: l3-8b.o at M = 1-3, two CTAs an SM at six with room for the next launch, 85 KiB:
+//     five ran 1.06-1.08x (fp16 1.20x), so six stays.
+// The int4 two-tile rows agree with the budget (v41: 165 KiB at six, 132 at five on l3-70b.down
+// at M = 16, five 0.949x), though that instance has only the one deep depth. A build option
+// (-DSAILFISH_DECODE_DEEP_IN_FLIGHT_KIB=N) for device sweeps.
 #ifndef SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB
 #define SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB 150
 #endif
 constexpr int64_t kDeepInFlightBudgetBytes = int64_t(SAILFISH_DECODE_DEEP_IN_FLIGHT_KIB) * 1024;
-SF_HOST_DEVICE constexpr bool warp_split_lighter_deep_pays(int64_t grid_ctas, int sm_count,
-                                                           int ctas_per_sm, int deepest_stages,
-                                                           int stage_bytes) {
-  return warp_split_in_flight_bytes(grid_ctas, sm_count, ctas_per_sm, deepest_stages,
-                                    stage_bytes) > kDeepInFlightBudgetBytes;
+SF_HOST_DEVICE constexpr bool warp_split_lighter_deep_pays(int64_t deepest_grid_ctas,
+                                                           int deepest_ctas_per_sm,
+                                                           int64_t lighter_grid_ctas,
+                                                           int lighter_ctas_per_sm, int sm_count,
+                                                           int deepest_stages, int stage_bytes) {
+  const int deepest = warp_split_residency(deepest_grid_ctas, sm_count, deepest_ctas_per_sm);
+  const int lighter = warp_split_residency(lighter_grid_ctas, sm_count, lighter_ctas_per_sm);
+  if (deepest != lighter) return lighter > deepest;
+  return warp_split_in_flight_bytes(deepest_grid_ctas, sm_count, deepest_ctas_per_sm,
+                                    deepest_stages, stage_bytes) > kDeepInFlightBudgetBytes;
 }
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;

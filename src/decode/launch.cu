@@ -272,10 +272,21 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
   //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8). Elsewhere the deep
   //     plan lost up to 32% (v13b in docs/perf/decode.md). int8 at one tile has a lighter deep
-  //     depth too, taken where the deepest keeps too many bytes in flight on an SM
-  //     (warp_split_lighter_deep_pays).
+  //     depth too, taken where it sits better on the SMs (one wave, room for the next launch's
+  //     CTAs) or the deepest keeps too many bytes in flight (warp_split_lighter_deep_pays).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
+  const auto grid_ctas = [&g](const DecodePlan& candidate) {
+    return int64_t(g.n_blocks) * candidate.m_groups * candidate.splits;
+  };
+  // A plan as choose_cluster_push will launch it (at most): with the push form's receive area
+  // where it ends on clusters at 1-2 token tiles and the push form is not turned off.
+  const auto as_launched = [&choices](const DecodePlan& candidate) {
+    const bool may_push = choices.cluster_push.value_or(true) &&
+                          candidate.epilogue == static_cast<int>(Epilogue::kCluster) &&
+                          candidate.token_tiles <= kClusterPushMaxTiles;
+    return may_push ? with_receive_area(candidate, candidate.splits) : candidate;
+  };
   auto choose = [&](int stages, bool pair_fallback = false) {
     if (d.warp_split) {
       d.warp_stages = stages;
@@ -304,24 +315,29 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     if (fewer.ok() && ends_on(Epilogue::kPartials)) d = four;
     std::swap(chosen, fewer);
   } else if (chosen.ok() && has_deep && !stages_forced) {
-    const bool few_ctas = int64_t(g.n_blocks) * d.m_groups * d.splits <= plan->sm_count;
+    const bool few_ctas = grid_ctas(d) <= plan->sm_count;
     if (few_ctas || ends_on(Epilogue::kPartials)) {
       const DecodePlan four = d;
       const Status deep = choose(warp_split_deep_stages(d.token_tiles));
       if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) {
         d = four;
       } else if (lighter_deep > 0) {
-        // config.h, warp_split_lighter_deep_pays: one stage fewer where the deepest plan keeps
-        // too many bytes in flight on its busiest SM, if that plan ends the same way.
-        int ctas_per_sm = 0;
-        Status occupancy = ctas_per_sm_for(p, d, &ctas_per_sm);
+        // config.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on
+        // the SMs or the deepest keeps too many bytes in flight, if it ends the same way.
+        const DecodePlan deepest = d;
+        const Status lighter = choose(lighter_deep);
+        int deepest_ctas = 0, lighter_ctas = 0;
+        const auto query = [&]() -> Status {
+          SF_RETURN_IF_ERROR(ctas_per_sm_for(p, as_launched(deepest), &deepest_ctas));
+          return ctas_per_sm_for(p, as_launched(d), &lighter_ctas);
+        };
+        Status occupancy = lighter.ok() ? query() : Status();
         std::swap(chosen, occupancy);
-        const int64_t grid_ctas = int64_t(g.n_blocks) * d.m_groups * d.splits;
-        if (chosen.ok() && warp_split_lighter_deep_pays(grid_ctas, plan->sm_count, ctas_per_sm,
-                                                        d.warp_stages, d.warp_stage_bytes)) {
-          const DecodePlan deepest = d;
-          const Status lighter = choose(lighter_deep);
-          if (!lighter.ok() || d.epilogue != deepest.epilogue) d = deepest;
+        if (!lighter.ok() || !chosen.ok() || d.epilogue != deepest.epilogue ||
+            !warp_split_lighter_deep_pays(grid_ctas(deepest), deepest_ctas, grid_ctas(d),
+                                          lighter_ctas, plan->sm_count, deepest.warp_stages,
+                                          deepest.warp_stage_bytes)) {
+          d = deepest;
         }
       }
     }

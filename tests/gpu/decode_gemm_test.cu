@@ -435,26 +435,35 @@ TEST(DecodeWarpStages, LighterDeepPipelineMatchesReference) {
                        [](const testing::WeightFormat& f) { return f.bits == 8; }});
 }
 
-// The plan's lighter deep depth for int8 at one token tile, on an H200-sized GPU: five stages on
-// l3-70b.down and l3-70b.o (two CTAs an SM of six stages would keep 170 KiB in flight), six on
-// l3-8b.o (128 CTAs, one an SM). int4 never takes five at one tile.
+// The plan's lighter deep depth for int8 at one token tile, on an H100/H200-sized part (132 SMs,
+// 228 KB of shared memory an SM): five stages on l3-70b.down and l3-70b.o at M = 1 (two CTAs an
+// SM either way; six would keep 170 KiB in flight) and on l3-8b.o at M = 4 and 8 (six stages and
+// the push area hold one CTA an SM, leaving no room for the next launch's); six on l3-8b.o at
+// M = 1 and 2 (two fit). int4 never takes five at one tile.
 TEST(DecodeWarpStages, PlanTakesTheLighterDeepDepthForInt8) {
   SF_SKIP_WITHOUT_GPU();
   const int sms = device_sm_count();
-  if (!device_has_clusters() || sms < 128 || sms > 144) {
+  int device = 0, shared_per_sm = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&shared_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                   device),
+            cudaSuccess);
+  if (!device_has_clusters() || sms < 128 || sms > 144 || shared_per_sm != 228 * 1024) {
     GTEST_SKIP() << "the measured plans are for an H100/H200-sized sm_90 part";
   }
   Problem problem;
-  problem.m = 1;
   Plan plan;
-  const int64_t shapes[][3] = {{8192, 28672, 5}, {8192, 8192, 5}, {4096, 4096, 6}};
-  for (const auto& shape : shapes) {
-    ASSERT_TRUE(PackedGeometry::make(shape[0], shape[1], 8, 128, &problem.geometry).ok());
+  const int64_t cases[][4] = {{8192, 28672, 1, 5}, {8192, 8192, 1, 5}, {4096, 4096, 1, 6},
+                              {4096, 4096, 2, 6},  {4096, 4096, 4, 5}, {4096, 4096, 8, 5}};
+  for (const auto& c : cases) {
+    problem.m = c[2];
+    ASSERT_TRUE(PackedGeometry::make(c[0], c[1], 8, 128, &problem.geometry).ok());
     ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
-    const std::string where = "n=" + std::to_string(shape[0]) + " k=" + std::to_string(shape[1]);
-    EXPECT_EQ(plan.decode.warp_stages, shape[2]) << where;
+    const std::string where = "n=" + std::to_string(c[0]) + " k=" + std::to_string(c[1]) +
+                              " m=" + std::to_string(c[2]);
+    EXPECT_EQ(plan.decode.warp_stages, c[3]) << where;
     EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
-    ASSERT_TRUE(PackedGeometry::make(shape[0], shape[1], 4, 128, &problem.geometry).ok());
+    ASSERT_TRUE(PackedGeometry::make(c[0], c[1], 4, 128, &problem.geometry).ok());
     ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
     EXPECT_NE(plan.decode.warp_stages, 5) << where << " int4";
   }
