@@ -165,9 +165,10 @@ SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, i
   return resident * kWarps * (stages - 1) * int64_t(stage_bytes);
 }
 // Whether plan_decode takes the lighter deep depth over the deepest (each plan with its own grid
-// and CTAs an SM): where it sits better on the SMs (warp_split_residency), else where the deepest
-// keeps more than kDeepInFlightBudgetBytes in flight on an SM. H200, int8 g128, five stages
-// against six (v41b, v42 in docs/perf/decode.md; M = 1-8 on the Llama-3 shapes):
+// and CTAs an SM): where it sits better on the SMs (warp_split_residency), else, with bf16
+// activations, where the deepest keeps more than kDeepInFlightBudgetBytes in flight on an SM.
+// H200, int8 g128, five stages against six (v41b, v42 in docs/perf/decode.md; M = 1-8 on the
+// Llama-3 shapes):
 //   - room for the next launch: l3-8b.o (128 CTAs) at M = 4-8 holds one CTA an SM at six stages
 //     with the push area (Nsight Compute: a 135 KB shared-memory carveout) and two at five:
 //     0.81x bf16, 0.79-0.81x zero points (from M = 2, whose larger stage crosses the line
@@ -175,7 +176,9 @@ SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, i
 //   - one wave: l3-70b.o at M = 4 (256 CTAs): the push area costs six stages the second CTA an
 //     SM, so that plan ran the barrier form; five with the push form 0.89x;
 //   - bytes in flight: l3-70b.down and l3-70b.o at M = 1-3, two CTAs an SM either way, 170 KiB
-//     at six (136 at five): 0.97-0.99x bf16 and zero points, 1.006-1.012x fp16;
+//     at six (136 at five): 0.97-0.99x bf16, zero points included; fp16 1.00-1.03x, so fp16 has
+//     no budget (its int8 loop is 243 instructions a block to bf16's 459: it is not the copies
+//     of an issue-bound loop that wait);
 //   - neither: l3-8b.o at M = 1-3, two CTAs an SM at six with room for the next launch, 85 KiB:
 //     five ran 1.06-1.08x (fp16 1.20x), so six stays.
 // The int4 two-tile rows agree with the budget (v41: 165 KiB at six, 132 at five on l3-70b.down
@@ -189,12 +192,14 @@ SF_HOST_DEVICE constexpr bool warp_split_lighter_deep_pays(int64_t deepest_grid_
                                                            int deepest_ctas_per_sm,
                                                            int64_t lighter_grid_ctas,
                                                            int lighter_ctas_per_sm, int sm_count,
-                                                           int deepest_stages, int stage_bytes) {
+                                                           int deepest_stages, int stage_bytes,
+                                                           bool bf16) {
   const int deepest = warp_split_residency(deepest_grid_ctas, sm_count, deepest_ctas_per_sm);
   const int lighter = warp_split_residency(lighter_grid_ctas, sm_count, lighter_ctas_per_sm);
   if (deepest != lighter) return lighter > deepest;
-  return warp_split_in_flight_bytes(deepest_grid_ctas, sm_count, deepest_ctas_per_sm,
-                                    deepest_stages, stage_bytes) > kDeepInFlightBudgetBytes;
+  return bf16 && warp_split_in_flight_bytes(deepest_grid_ctas, sm_count, deepest_ctas_per_sm,
+                                            deepest_stages, stage_bytes) >
+                     kDeepInFlightBudgetBytes;
 }
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;

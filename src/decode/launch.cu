@@ -273,7 +273,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8). Elsewhere the deep
   //     plan lost up to 32% (v13b in docs/perf/decode.md). int8 at one tile has a lighter deep
   //     depth too, taken where it sits better on the SMs (one wave, room for the next launch's
-  //     CTAs) or the deepest keeps too many bytes in flight (warp_split_lighter_deep_pays).
+  //     CTAs) or, bf16, the deepest keeps too many bytes in flight (warp_split_lighter_deep_pays).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
   const auto grid_ctas = [&g](const DecodePlan& candidate) {
@@ -323,7 +323,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
         d = four;
       } else if (lighter_deep > 0) {
         // config.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on
-        // the SMs or the deepest keeps too many bytes in flight, if it ends the same way.
+        // the SMs or (bf16) the deepest keeps too many bytes in flight, if it ends the same way.
         const DecodePlan deepest = d;
         const Status lighter = choose(lighter_deep);
         int deepest_ctas = 0, lighter_ctas = 0;
@@ -336,7 +336,8 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
         if (!lighter.ok() || !chosen.ok() || d.epilogue != deepest.epilogue ||
             !warp_split_lighter_deep_pays(grid_ctas(deepest), deepest_ctas, grid_ctas(d),
                                           lighter_ctas, plan->sm_count, deepest.warp_stages,
-                                          deepest.warp_stage_bytes)) {
+                                          deepest.warp_stage_bytes,
+                                          p.act_dtype != DType::kF16)) {
           d = deepest;
         }
       }

@@ -229,8 +229,8 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
 
 // int8 at one token tile also has a deep instance one stage short of the deepest. A plan takes it
 // where it sits better on the SMs (more than one wave < one wave < one wave with room on the
-// busiest SM for a CTA of the next launch), else where the deepest would keep more than
-// kDeepInFlightBudgetBytes in flight on its busiest SM. The cases are the H200 rows the rule was
+// busiest SM for a CTA of the next launch), else, with bf16 activations, where the deepest would
+// keep more than kDeepInFlightBudgetBytes in flight on its busiest SM. The cases are the H200 rows the rule was
 // drawn from (v42: int8 g128, 132 SMs).
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
@@ -254,19 +254,22 @@ TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   // l3-70b.down and l3-70b.o at M = 1: 128 strips x 2 splits, two CTAs an SM at either depth;
   // six stages keep two CTAs x four warps x five stages in flight, over the budget.
   EXPECT_EQ(warp_split_in_flight_bytes(256, 132, 2, 6, int8_m1), 2 * 4 * 5 * 4352);
-  EXPECT_TRUE(warp_split_lighter_deep_pays(256, 2, 256, 2, 132, 6, int8_m1));
+  EXPECT_TRUE(warp_split_lighter_deep_pays(256, 2, 256, 2, 132, 6, int8_m1, true));
+  // fp16 has no bytes-in-flight budget: the same plans keep six stages.
+  EXPECT_FALSE(warp_split_lighter_deep_pays(256, 2, 256, 2, 132, 6, int8_m1, false));
   // l3-8b.o at M = 1: 64 strips x 2 splits = 128 CTAs, so one an SM, room for the next launch at
   // either depth, 85 KiB in flight: six stays.
   EXPECT_EQ(warp_split_in_flight_bytes(128, 132, 2, 6, int8_m1), 4 * 5 * 4352);
-  EXPECT_FALSE(warp_split_lighter_deep_pays(128, 2, 128, 2, 132, 6, int8_m1));
+  EXPECT_FALSE(warp_split_lighter_deep_pays(128, 2, 128, 2, 132, 6, int8_m1, true));
   // l3-8b.o at M = 4-8: six stages with the push area hold one CTA an SM, five hold two.
   const int int8_m8 = warp_split_stage_bytes(8, 8, 1, false);
-  EXPECT_TRUE(warp_split_lighter_deep_pays(128, 1, 128, 2, 132, 6, int8_m8));
+  EXPECT_TRUE(warp_split_lighter_deep_pays(128, 1, 128, 2, 132, 6, int8_m8, true));
+  EXPECT_TRUE(warp_split_lighter_deep_pays(128, 1, 128, 2, 132, 6, int8_m8, false));
   // l3-70b.o at M = 4: two waves at six stages, one at five.
   const int int8_m4 = warp_split_stage_bytes(8, 4, 1, false);
-  EXPECT_TRUE(warp_split_lighter_deep_pays(256, 1, 256, 2, 132, 6, int8_m4));
+  EXPECT_TRUE(warp_split_lighter_deep_pays(256, 1, 256, 2, 132, 6, int8_m4, false));
   // A lighter plan that sits worse is never taken, whatever the bytes in flight.
-  EXPECT_FALSE(warp_split_lighter_deep_pays(256, 3, 256, 2, 132, 6, int8_m8));
+  EXPECT_FALSE(warp_split_lighter_deep_pays(256, 3, 256, 2, 132, 6, int8_m8, true));
   // Occupancy bounds the bytes in flight too: a grid of three CTAs an SM where one fits.
   EXPECT_EQ(warp_split_in_flight_bytes(396, 132, 1, 6, int8_m1), 4 * 5 * 4352);
   // int4 at one tile (2304 B a stage) stays under the budget at two and three CTAs an SM.

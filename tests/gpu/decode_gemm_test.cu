@@ -467,6 +467,17 @@ TEST(DecodeWarpStages, PlanTakesTheLighterDeepDepthForInt8) {
     ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
     EXPECT_NE(plan.decode.warp_stages, 5) << where << " int4";
   }
+  // fp16 has no bytes-in-flight budget: l3-70b.down at M = 1 keeps six stages; l3-8b.o at M = 8
+  // still takes five for the room it leaves.
+  problem.act_dtype = DType::kF16;
+  problem.scale_dtype = DType::kF16;
+  const int64_t fp16_cases[][4] = {{8192, 28672, 1, 6}, {4096, 4096, 8, 5}};
+  for (const auto& c : fp16_cases) {
+    problem.m = c[2];
+    ASSERT_TRUE(PackedGeometry::make(c[0], c[1], 8, 128, &problem.geometry).ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    EXPECT_EQ(plan.decode.warp_stages, c[3]) << "fp16 n=" << c[0] << " m=" << c[2];
+  }
 }
 
 // One token tile, where the heuristic's clusters are not all resident: two clustered splits
