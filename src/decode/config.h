@@ -154,6 +154,27 @@ SF_HOST_DEVICE constexpr int warp_split_residency(int64_t grid_ctas, int sm_coun
   const int64_t busiest = sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : grid_ctas;
   return ctas_per_sm >= busiest + 1 ? 2 : ctas_per_sm >= busiest ? 1 : 0;
 }
+// A grid of more CTAs than SMs whose busiest SMs (those given ceil(grid_ctas / sm_count) CTAs when
+// it spreads evenly) are at most half of the SMs. Once the others finish, those few draw the DRAM
+// stream alone, and the deep pipeline's extra bytes in flight let them draw more of it.
+// plan_decode tries the deep instance on such grids (1-2 token tiles) and keeps it where its plan
+// has the same grid and epilogue and still fits one wave (warp_split_residency >= 1). H200
+// (v42d in docs/perf/decode.md): l3-8b.qkv at M = 1, 96 strips x 2 splits = 192 CTAs, 60 SMs
+// with two: six stages 5.45 us against 5.64 at four (0.967x), int8 five 0.968x; at M = 16
+// 1.006x. Where the deep plan would leave one wave it lost (l3-70b.qkv at M = 16, 320 CTAs, two
+// an SM at five stages: 1.21x; l3-8b.down at M = 1, 448 CTAs: 1.14x). A build option
+// (-DSAILFISH_DECODE_DEEP_FOR_UNEVEN_GRIDS=0 turns it off) for device A/Bs.
+#ifndef SAILFISH_DECODE_DEEP_FOR_UNEVEN_GRIDS
+#define SAILFISH_DECODE_DEEP_FOR_UNEVEN_GRIDS 1
+#endif
+SF_HOST_DEVICE constexpr bool warp_split_grid_uneven(int64_t grid_ctas, int sm_count) {
+  if (!SAILFISH_DECODE_DEEP_FOR_UNEVEN_GRIDS || sm_count < 1 || grid_ctas <= sm_count) {
+    return false;
+  }
+  const int64_t per_sm = (grid_ctas + sm_count - 1) / sm_count;
+  const int64_t busiest_sms = grid_ctas - (per_sm - 1) * sm_count;
+  return 2 * busiest_sms <= sm_count;
+}
 // The copies a deep plan keeps in flight on its busiest SM: each resident CTA's warps hold all
 // but the stage they compute on. ctas_per_sm: what the occupancy query allows; the grid may hold
 // fewer (ceil(grid_ctas / sm_count)).

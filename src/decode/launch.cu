@@ -270,10 +270,13 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     four-stage plan leaves the SMs short of bytes in flight: its grid has no more CTAs than
   //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
   //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
-  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8). Elsewhere the deep
-  //     plan lost up to 32% (v13b in docs/perf/decode.md). int8 at one tile has a lighter deep
-  //     depth too, taken where it sits better on the SMs (one wave, room for the next launch's
-  //     CTAs) or, bf16, the deepest keeps too many bytes in flight (warp_split_lighter_deep_pays).
+  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8); or its grid is
+  //     uneven (config.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that grid in
+  //     one wave. Elsewhere the deep plan lost up to 32% (v13b in docs/perf/decode.md), and up to
+  //     21% on grids its fewer CTAs an SM took to a second wave (v42d). int8 at one tile has a
+  //     lighter deep depth too, taken where it sits better on the SMs (one wave, room for the next
+  //     launch's CTAs) or, bf16, the deepest keeps too many bytes in flight
+  //     (warp_split_lighter_deep_pays).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
   const auto grid_ctas = [&g](const DecodePlan& candidate) {
@@ -316,10 +319,22 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     std::swap(chosen, fewer);
   } else if (chosen.ok() && has_deep && !stages_forced) {
     const bool few_ctas = grid_ctas(d) <= plan->sm_count;
-    if (few_ctas || ends_on(Epilogue::kPartials)) {
+    const bool four_partials = ends_on(Epilogue::kPartials);
+    const bool uneven = warp_split_grid_uneven(grid_ctas(d), plan->sm_count);
+    if (few_ctas || four_partials || uneven) {
       const DecodePlan four = d;
       const Status deep = choose(warp_split_deep_stages(d.token_tiles));
-      if (!deep.ok() || !(few_ctas || ends_on(Epilogue::kCluster))) {
+      bool keep = deep.ok() && (few_ctas || (four_partials && ends_on(Epilogue::kCluster)));
+      if (deep.ok() && !keep && uneven && grid_ctas(d) == grid_ctas(four) &&
+          d.epilogue == four.epilogue) {
+        // config.h, warp_split_grid_uneven: the same grid, if it still fits one wave.
+        int ctas_per_sm = 0;
+        Status occupancy = ctas_per_sm_for(p, as_launched(d), &ctas_per_sm);
+        std::swap(chosen, occupancy);
+        keep = chosen.ok() &&
+               warp_split_residency(grid_ctas(d), plan->sm_count, ctas_per_sm) >= 1;
+      }
+      if (!keep) {
         d = four;
       } else if (lighter_deep > 0) {
         // config.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on

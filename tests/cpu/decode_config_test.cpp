@@ -279,6 +279,21 @@ TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_in_flight_bytes(256, 0, 2, 6, int8_m1), 0);
 }
 
+// Uneven grids, where the deep pipeline is tried: more CTAs than SMs, and the SMs given the most
+// CTAs at most half of them (132 SMs).
+TEST(DecodeConfig, UnevenGridsAreThoseWithFewBusiestSms) {
+  EXPECT_FALSE(warp_split_grid_uneven(128, 132));  // one an SM at most: the few-CTA rule's
+  EXPECT_FALSE(warp_split_grid_uneven(132, 132));
+  EXPECT_TRUE(warp_split_grid_uneven(133, 132));   // one SM with two
+  EXPECT_TRUE(warp_split_grid_uneven(192, 132));   // l3-8b.qkv at M = 1: 60 SMs with two
+  EXPECT_TRUE(warp_split_grid_uneven(198, 132));   // 66 with two: half
+  EXPECT_FALSE(warp_split_grid_uneven(199, 132));
+  EXPECT_FALSE(warp_split_grid_uneven(256, 132));  // l3-70b.o, l3-70b.down: 124 with two
+  EXPECT_TRUE(warp_split_grid_uneven(320, 132));   // 56 with three (the one-wave test decides)
+  EXPECT_FALSE(warp_split_grid_uneven(396, 132));  // even: three each
+  EXPECT_FALSE(warp_split_grid_uneven(192, 0));
+}
+
 // The cluster push form's fragments and slots: every fragment of every cluster size has one owner
 // rank; each owner's slots hold exactly one (fragment, sender) pair each, the owner never sending
 // to itself, so the bytes an owner expects are the bytes sent to it. Rank 0 owns all at 2 ranks

@@ -410,6 +410,35 @@ TEST(DecodeWarpStages, PlanTakesTheDeepPipelineForFewCtas) {
   }
 }
 
+// The deep pipeline on an uneven grid, on an H100/H200-sized part: l3-8b.qkv (96 strips x 2
+// splits = 192 CTAs, 60 SMs with two) takes six stages at M = 1 (int8: five, the lighter depth);
+// l3-70b.qkv at M = 16 (320 CTAs, three on the busiest SMs) keeps four, since five stages hold
+// two CTAs an SM and the grid would take a second wave.
+TEST(DecodeWarpStages, PlanTakesTheDeepPipelineOnUnevenGrids) {
+  SF_SKIP_WITHOUT_GPU();
+  const int sms = device_sm_count();
+  if (!device_has_clusters() || sms < 128 || sms > 144) {
+    GTEST_SKIP() << "the measured plans are for an H100/H200-sized sm_90 part";
+  }
+  Problem problem;
+  Plan plan;
+  const int64_t cases[][5] = {// n, k, m, bits, stages
+                              {6144, 4096, 1, 4, 6},
+                              {6144, 4096, 1, 8, 5},
+                              {10240, 8192, 16, 4, 4}};
+  for (const auto& c : cases) {
+    problem.m = c[2];
+    ASSERT_TRUE(PackedGeometry::make(c[0], c[1], static_cast<int>(c[3]), 128, &problem.geometry)
+                    .ok());
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    const std::string where = "n=" + std::to_string(c[0]) + " k=" + std::to_string(c[1]) +
+                              " m=" + std::to_string(c[2]) + " bits=" + std::to_string(c[3]);
+    EXPECT_EQ(plan.decode.warp_stages, c[4]) << where;
+    EXPECT_EQ(plan.decode.splits, 2) << where;
+    EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
+  }
+}
+
 // M 1-16 per CTA: 4 stages a warp and the deep-pipeline instance (6 at 1-8 tokens, one token
 // tile; 5 at 9-16, int4 only, so a forced 5 runs 4 for int8 there). Group 16 on one format in
 // three: the most scale rows (and folds) a stage holds.
