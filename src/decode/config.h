@@ -130,7 +130,7 @@ SF_HOST_DEVICE constexpr bool warp_split_has_deep(int bits, int token_tiles) {
 // A lighter deep depth, one stage short of the deepest: int8 at one token tile, whose 4 KB blocks
 // make a six-stage CTA 105-126 KB (M = 1-8, group 128), so that one stage can decide whether a
 // second CTA fits an SM, and two resident CTAs of six stages keep 170 KiB of copies in flight
-// (int4: 77 KB a CTA, 90 KiB). 0: none. plan_decode chooses between the two by
+// (int4 at M = 1: 55 KB a CTA, 90 KiB). 0: none. plan_decode chooses between the two by
 // warp_split_lighter_deep_pays. A build option (-DSAILFISH_DECODE_LIGHTER_DEEP=0: none, v41's
 // plans) for device A/Bs.
 #ifndef SAILFISH_DECODE_LIGHTER_DEEP
@@ -201,7 +201,7 @@ SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, i
 //     no budget (its int8 loop is 243 instructions a block to bf16's 459: it is not the copies
 //     of an issue-bound loop that wait);
 //   - neither: l3-8b.o at M = 1-3, two CTAs an SM at six with room for the next launch, 85 KiB:
-//     five ran 1.06-1.08x (fp16 1.20x), so six stays.
+//     five ran 1.06-1.08x (fp16 1.20-1.21x), so six stays.
 // The int4 two-tile rows agree with the budget (v41: 165 KiB at six, 132 at five on l3-70b.down
 // at M = 16, five 0.949x), though that instance has only the one deep depth. A build option
 // (-DSAILFISH_DECODE_DEEP_IN_FLIGHT_KIB=N) for device sweeps.
