@@ -230,8 +230,8 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
 // int8 at one token tile also has a deep instance one stage short of the deepest. A plan takes it
 // where it sits better on the SMs (more than one wave < one wave < one wave with room on the
 // busiest SM for a CTA of the next launch), else, with bf16 activations, where the deepest would
-// keep more than kDeepInFlightBudgetBytes in flight on its busiest SM. The cases are the H200 rows the rule was
-// drawn from (v42: int8 g128, 132 SMs).
+// keep more than kDeepInFlightBudgetBytes in flight on its busiest SM. The cases are the H200
+// rows the rule was drawn from (v42: int8 g128, 132 SMs).
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
   EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);
