@@ -143,6 +143,11 @@ SF_HOST_DEVICE constexpr int warp_split_lighter_deep_stages(int bits, int token_
              ? warp_split_deep_stages(token_tiles) - 1
              : 0;
 }
+// The CTAs on a grid's busiest SM when its grid_ctas CTAs spread evenly over sm_count SMs (all of
+// them where sm_count is not positive).
+SF_HOST_DEVICE constexpr int64_t busiest_sm_ctas(int64_t grid_ctas, int sm_count) {
+  return sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : grid_ctas;
+}
 // How well a grid of grid_ctas sits on sm_count SMs that hold ctas_per_sm of its CTAs each
 // (counted with the cluster push form's receive area where the plan will take it): 0, more than
 // one wave; 1, one wave with no room on its busiest SM (ceil(grid_ctas / sm_count) CTAs) for a
@@ -151,7 +156,7 @@ SF_HOST_DEVICE constexpr int warp_split_lighter_deep_stages(int bits, int token_
 // resident, the next layer's weight stream waits for this grid to drain.
 SF_HOST_DEVICE constexpr int warp_split_residency(int64_t grid_ctas, int sm_count,
                                                   int ctas_per_sm) {
-  const int64_t busiest = sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : grid_ctas;
+  const int64_t busiest = busiest_sm_ctas(grid_ctas, sm_count);
   return ctas_per_sm >= busiest + 1 ? 2 : ctas_per_sm >= busiest ? 1 : 0;
 }
 // A grid of more CTAs than SMs whose busiest SMs (those given ceil(grid_ctas / sm_count) CTAs when
@@ -171,8 +176,7 @@ SF_HOST_DEVICE constexpr bool warp_split_grid_uneven(int64_t grid_ctas, int sm_c
   if (!SAILFISH_DECODE_DEEP_FOR_UNEVEN_GRIDS || sm_count < 1 || grid_ctas <= sm_count) {
     return false;
   }
-  const int64_t per_sm = (grid_ctas + sm_count - 1) / sm_count;
-  const int64_t busiest_sms = grid_ctas - (per_sm - 1) * sm_count;
+  const int64_t busiest_sms = grid_ctas - (busiest_sm_ctas(grid_ctas, sm_count) - 1) * sm_count;
   return 2 * busiest_sms <= sm_count;
 }
 // The copies a deep plan keeps in flight on its busiest SM: each resident CTA's warps hold all
@@ -181,7 +185,7 @@ SF_HOST_DEVICE constexpr bool warp_split_grid_uneven(int64_t grid_ctas, int sm_c
 SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, int sm_count,
                                                             int ctas_per_sm, int stages,
                                                             int stage_bytes) {
-  const int64_t spread = sm_count > 0 ? (grid_ctas + sm_count - 1) / sm_count : 0;
+  const int64_t spread = sm_count > 0 ? busiest_sm_ctas(grid_ctas, sm_count) : 0;
   const int64_t resident = spread < ctas_per_sm ? spread : ctas_per_sm;
   return resident * kWarps * (stages - 1) * int64_t(stage_bytes);
 }
@@ -424,7 +428,7 @@ SF_HOST_DEVICE constexpr bool stream_k_parked_at_tile_end(uint32_t run_end, uint
 // The busiest SM's blocks when `ctas` CTAs of `blocks_per_cta` blocks spread evenly over the SMs.
 SF_HOST_DEVICE constexpr int64_t busiest_sm_blocks(int64_t ctas, int64_t blocks_per_cta,
                                                    int sm_count) {
-  return (ctas + sm_count - 1) / sm_count * blocks_per_cta;
+  return busiest_sm_ctas(ctas, sm_count) * blocks_per_cta;
 }
 // The shared memory a Stream-K CTA adds for its warps' slot-0 parking: one warp's sums.
 SF_HOST_DEVICE constexpr int stream_k_park_bytes(int token_tiles) {
