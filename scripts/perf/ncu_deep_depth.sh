@@ -7,6 +7,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$root/out}/n
 builds=/tmp/sailfish-deep-depth
 mkdir -p "$out"
+# shellcheck source=ncu_decode_lib.sh
+source "$root/scripts/perf/ncu_decode_lib.sh"
 # An empty spec: scripts/device_variant_rounds.sh only builds the variants (logs beside them).
 OUT=$builds VARIANT_BUILD_ROOT=$builds "$root/scripts/device_variant_rounds.sh" /dev/null \
   w5= w6=-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6
@@ -15,15 +17,10 @@ metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__shared_mem_conf
 metrics+=,smsp__average_warp_latency_issue_stalled_long_scoreboard
 metrics+=,smsp__average_warp_latency_issue_stalled_barrier
 metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard,smsp__inst_executed.sum
-sections=()
-for s in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats SchedulerStats; do
-  sections+=(--section "$s")
-done
 for shape in l3-70b.down l3-8b.o; do
   for n in w5 w6; do
-    timeout 120 ncu -k regex:decode_warp_split_kernel -c 1 "${sections[@]}" --metrics "$metrics" \
-      "$builds/$n/bench/sailfish_bench" --shapes "$shape" -m 16 --tiers decode --no-cublas \
-      --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 > "$out/${shape}_$n.log" 2>&1
+    ncu_warp_split "$out/${shape}_$n.log" "$builds/$n/bench/sailfish_bench" "$metrics" \
+      --shapes "$shape" -m 16
     echo "$shape $n rc=$? ${SECONDS}s"
   done
 done
@@ -31,7 +28,4 @@ keys="decode_warp_split_kernel<|Duration|Elapsed Cycles|L1/TEX Hit Rate|shared_m
 keys+="|Achieved Occupancy|Registers Per|Dynamic Shared|Warp Cycles Per Issued|No Eligible"
 keys+="|Issued Warp Per|long_scoreboard|short_scoreboard|inst_executed.sum|wavefronts_mem_shared"
 keys+="|Block Limit Shared"
-for f in "$out"/*.log; do
-  echo "== $f"
-  grep -E "$keys" "$f" | sed 's/  */ /g' | cut -c1-120
-done
+ncu_summary "$out" "$keys"
