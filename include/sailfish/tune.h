@@ -38,7 +38,8 @@ struct TuneOptions {
 };
 
 struct TuneCandidate {
-  std::string label;         // "rule", "decode splits=3", "prefill rule"
+  // "rule", "decode splits=3", "decode splits=1 stages=5", "prefill rule"
+  std::string label;
   Options options;           // plan() with these options gives this candidate's plan
   Plan plan;
   double us_per_call = 0.0;  // median over the rounds
@@ -52,8 +53,11 @@ struct TuneReport {
 
 // Candidates: plan()'s choice for (problem, options); where the options leave the decode split
 // depth to the rules (Options::decode_splits and SAILFISH_DECODE_SPLITS unset) and the tier is
-// decode, or auto at M <= 64, every distinct decode depth 1-8; at auto and M <= 64 on a device
-// with the prefill tier, the prefill tier's own plan too. Other problems have one candidate, which
+// decode, or auto at M <= 64, every distinct decode depth 1-8, each at the rules' stage count a
+// warp and, where the options leave that count to the rules too (Options::decode_warp_stages and
+// SAILFISH_DECODE_WARP_STAGES unset), at every count the kernel has for M ("decode splits=2
+// stages=5"); at auto and M <= 64 on a device with the prefill tier, the prefill tier's own plan
+// too. Other problems have one candidate, which
 // is returned untimed. weight must match the problem. tune() waits for the work already queued on
 // stream (the weight's upload, say), runs on a stream of its own, and returns once that work is
 // done; the caller's stream is not touched otherwise.

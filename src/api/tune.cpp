@@ -12,6 +12,7 @@
 
 #include "api/environment.h"
 #include "common/cuda_check.h"
+#include "decode/config.h"
 #include "prefill/launch.h"
 #include "sailfish/quantize.h"
 
@@ -24,6 +25,22 @@ namespace {
 // candidate worth timing.
 constexpr int64_t kTuneMaxM = 64;
 constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest cluster (decode/config.h)
+
+// The warp-split kernel's stage counts a warp, each timed at every depth where the options leave
+// the count to the rules: those rules pick the count by the grid (decode/config.h), and at a given
+// depth another count ran up to 1.09x faster on the H200 (docs/perf/decode.md, v43: l3-8b.gate_up
+// int8 at M = 4, one split, five stages against the rule's four; l3-8b.down at M = 16, two splits,
+// five against four). A count the kernel for this M lacks makes plan() keep its own, a launch
+// add_candidate then drops as a repeat.
+std::vector<int> decode_stage_counts() {
+  std::vector<int> counts;
+  for (const int c :
+       {decode::kWarpSplitFewStages, decode::kStages, decode::warp_split_deep_stages(1),
+        decode::warp_split_deep_stages(2), decode::warp_split_lighter_deep_stages(8, 1)}) {
+    if (c > 0 && std::find(counts.begin(), counts.end(), c) == counts.end()) counts.push_back(c);
+  }
+  return counts;
+}
 
 // Scope guards for the CUDA objects tune() makes; each frees what it holds on every return path.
 struct StreamHolder {
@@ -158,12 +175,21 @@ Status list_candidates(const Problem& problem, int device, const Options& option
   if (problem.m < 1 || problem.m > kTuneMaxM) return Status();
   const bool auto_tier = resolved.tier == Tier::kAuto;
   if (!resolved.decode_splits.has_value() && (auto_tier || resolved.tier == Tier::kDecode)) {
+    const bool stages_free = !resolved.decode_warp_stages.has_value();
     for (int s = 1; s <= kTuneMaxDecodeSplits; ++s) {
       Options o = options;
       o.tier = Tier::kDecode;
       o.decode_splits = s;
       SF_RETURN_IF_ERROR(
           add_candidate(problem, device, o, detail::concat("decode splits=", s), candidates));
+      if (!stages_free) continue;
+      for (const int k : decode_stage_counts()) {
+        Options staged = o;
+        staged.decode_warp_stages = k;
+        SF_RETURN_IF_ERROR(add_candidate(problem, device, staged,
+                                         detail::concat("decode splits=", s, " stages=", k),
+                                         candidates));
+      }
     }
   }
   if (auto_tier && prefill::prefill_available(device).ok()) {

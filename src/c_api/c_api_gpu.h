@@ -77,8 +77,8 @@ int sf_gpu_matmul_nbits_run(sf_gpu_matmul_nbits_op* op, const float* a, int64_t 
  * load-time call: it allocates weight copies, captures CUDA graphs and synchronizes. Each output
  * may be null: *candidates the number of candidate plans, *us_per_call the chosen one's median
  * time (0 where plan()'s choice was the only candidate: it is kept untimed), chosen_label its
- * label ("rule", "decode splits=3", "prefill rule"), NUL-terminated and cut to
- * label_capacity - 1 bytes. */
+ * label ("rule", "decode splits=3", "decode splits=1 stages=5", "prefill rule"), NUL-terminated
+ * and cut to label_capacity - 1 bytes. */
 int sf_gpu_matmul_nbits_tune(sf_gpu_matmul_nbits_op* op, int64_t m, int has_bias, int launches,
                              int rounds, int* candidates, double* us_per_call, char* chosen_label,
                              size_t label_capacity);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
+#include <utility>
 #include <string>
 
 #include "gemm_check.h"
@@ -98,6 +100,7 @@ TEST(Tune, TunedPlanComputesTheProductAndIsTheFastest) {
       EXPECT_EQ(again.tier, chosen.plan.tier) << where;
       EXPECT_EQ(again.decode.splits, chosen.plan.decode.splits) << where;
       EXPECT_EQ(again.decode.epilogue, chosen.plan.decode.epilogue) << where;
+      EXPECT_EQ(again.decode.warp_stages, chosen.plan.decode.warp_stages) << where;
       EXPECT_EQ(again.prefill.tokens, chosen.plan.prefill.tokens) << where;
     }
   }
@@ -136,6 +139,66 @@ struct UploadedWeight {
            DeviceWeightStorage::upload(packed, &storage).ok() && Context::create(-1, &context).ok();
   }
 };
+
+// Whether two decode plans launch the same kernel on the same grid.
+bool same_decode_launch(const DecodePlan& a, const DecodePlan& b) {
+  return a.splits == b.splits && a.epilogue == b.epilogue && a.warp_stages == b.warp_stages &&
+         a.cluster_push == b.cluster_push && a.token_tiles == b.token_tiles &&
+         a.stream_k_strips == b.stream_k_strips;
+}
+
+// Every stage count the warp-split kernel has for M is timed at every depth (v43: at one depth
+// another count ran up to 1.09x faster than the rule's): each launch plan() gives for a forced
+// (depth, count) is a candidate, once. int8 at M = 4 (one token tile: 4, 5 and 6 stages) and int4
+// at M = 16 (two tiles: 4 and 5); where the options fix the count, only the depths vary.
+TEST(Tune, TimesEveryStageCountAtEveryDepth) {
+  SF_SKIP_WITHOUT_GPU();
+  for (const auto& [bits, m] : {std::pair<int, int64_t>{8, 4}, std::pair<int, int64_t>{4, 16}}) {
+    const std::string where = "int" + std::to_string(bits) + " m=" + std::to_string(m);
+    UploadedWeight u;
+    ASSERT_TRUE(u.make(8192, 4096, bits)) << where;
+    const Problem problem = Problem::for_weight(u.storage.view(), m, DType::kBF16, false);
+    for (const bool stages_fixed : {false, true}) {
+      Options options;
+      options.tier = Tier::kDecode;
+      if (stages_fixed) options.decode_warp_stages = 4;
+      Plan tuned;
+      TuneReport report;
+      ASSERT_TRUE(tune(problem, -1, options, u.storage.view(), *u.context, nullptr, quick_tune(),
+                       &tuned, &report)
+                      .ok())
+          << where;
+      expect_choice_follows_the_rule(report, quick_tune().min_gain, where);
+      std::set<int> counts_seen;
+      for (int s = 1; s <= 8; ++s) {
+        for (const int k : {3, 4, 5, 6}) {
+          Options forced = options;
+          forced.decode_splits = s;
+          if (!stages_fixed) forced.decode_warp_stages = k;
+          Plan p;
+          if (!plan(problem, -1, forced, &p).ok()) continue;
+          int matches = 0;
+          for (const TuneCandidate& c : report.candidates) {
+            matches += c.plan.tier == Tier::kDecode && same_decode_launch(c.plan.decode, p.decode);
+          }
+          EXPECT_EQ(matches, 1) << where << " splits=" << s << " stages=" << k
+                                << (stages_fixed ? " (count fixed at 4)" : "");
+          counts_seen.insert(p.decode.warp_stages);
+        }
+      }
+      for (const TuneCandidate& c : report.candidates) {
+        if (stages_fixed) EXPECT_EQ(c.plan.decode.warp_stages, 4) << where << " " << c.label;
+        if (stages_fixed) EXPECT_EQ(c.label.find("stages="), std::string::npos) << c.label;
+      }
+      // The counts the kernels are built with (decode/config.h): int8 at one tile 4, 5 and 6;
+      // int4 at two tiles 4 and 5.
+      const std::set<int> expected = stages_fixed ? std::set<int>{4}
+                                     : bits == 8  ? std::set<int>{4, 5, 6}
+                                                  : std::set<int>{4, 5};
+      EXPECT_EQ(counts_seen, expected) << where;
+    }
+  }
+}
 
 // Where nothing is left to compare, tune() returns plan()'s own plan untimed: a forced decode tier
 // at a forced depth, a forced dense tier, and M past the decode/prefill crossover. (A forced
