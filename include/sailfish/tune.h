@@ -57,10 +57,10 @@ struct TuneReport {
 // warp and, where the options leave that count to the rules too (Options::decode_warp_stages and
 // SAILFISH_DECODE_WARP_STAGES unset), at every count the kernel has for M ("decode splits=2
 // stages=5"); at auto and M <= 64 on a device with the prefill tier, the prefill tier's own plan
-// too. Other problems have one candidate, which
-// is returned untimed. weight must match the problem. tune() waits for the work already queued on
-// stream (the weight's upload, say), runs on a stream of its own, and returns once that work is
-// done; the caller's stream is not touched otherwise.
+// too. Other problems have one candidate, which is returned untimed. weight must match the
+// problem. tune() waits for the work already queued on stream (the weight's upload, say), runs on
+// a stream of its own, and returns once that work is done; the caller's stream is not touched
+// otherwise.
 Status tune(const Problem& problem, int device, const Options& options, const DeviceWeight& weight,
             const Context& context, cudaStream_t stream, const TuneOptions& tune_options,
             Plan* out, TuneReport* report = nullptr);

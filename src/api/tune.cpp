@@ -28,10 +28,10 @@ constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest clust
 
 // The warp-split kernel's stage counts a warp, each timed at every depth where the options leave
 // the count to the rules: those rules pick the count by the grid (decode/config.h), and at a given
-// depth another count ran up to 1.09x faster on the H200 (docs/perf/decode.md, v43: l3-8b.gate_up
-// int8 at M = 4, one split, five stages against the rule's four; l3-8b.down at M = 16, two splits,
-// five against four). A count the kernel for this M lacks makes plan() keep its own, a launch
-// add_candidate then drops as a repeat.
+// depth another count ran up to 1.09x faster on the H200 (docs/perf/decode.md, v43: int8
+// l3-8b.gate_up at M = 4, one split, five stages against the rules' four; int4 l3-8b.qkv at
+// M = 24, two splits, three against four, 0.936x). A count the kernel for this M lacks makes
+// plan() keep its own, a launch add_candidate then drops as a repeat.
 std::vector<int> decode_stage_counts() {
   std::vector<int> counts;
   for (const int c :

@@ -5,8 +5,8 @@
 
 #include <memory>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
@@ -29,7 +29,8 @@ TuneOptions quick_tune() {
 
 // The choice rule of tune.h: the fastest candidate where it beats the rule's plan by min_gain,
 // else the rule's plan.
-void expect_choice_follows_the_rule(const TuneReport& r, double min_gain, const std::string& where) {
+void expect_choice_follows_the_rule(const TuneReport& r, double min_gain,
+                                    const std::string& where) {
   ASSERT_FALSE(r.candidates.empty()) << where;
   EXPECT_EQ(r.candidates[0].label, "rule") << where;
   size_t fastest = 0;
