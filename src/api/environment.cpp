@@ -104,12 +104,10 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.decode_warp_stages =
       options.decode_warp_stages.has_value() ? options.decode_warp_stages : number;
   const auto& stages = r.decode_warp_stages;
-  const int deep_one = decode::warp_split_deep_stages(1);
-  const int deep_two = decode::warp_split_deep_stages(2);
-  const int lighter_int8 = decode::warp_split_lighter_deep_stages(8, 1);
-  if (stages.has_value() && *stages != decode::kWarpSplitFewStages &&
-      *stages != decode::kStages && *stages != deep_one && *stages != deep_two &&
-      (lighter_int8 == 0 || *stages != lighter_int8)) {
+  if (stages.has_value() && !decode::warp_split_builds_stages(*stages)) {
+    const int deep_one = decode::warp_split_deep_stages(1);
+    const int deep_two = decode::warp_split_deep_stages(2);
+    const int lighter_int8 = decode::warp_split_lighter_deep_stages(8, 1);
     const bool from_options = options.decode_warp_stages.has_value();
     return invalid_argument(from_options ? "decode_warp_stages" : "SAILFISH_DECODE_WARP_STAGES",
                             " is ", *stages, "; the decode warp-split kernel runs ",

@@ -32,12 +32,13 @@ constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest clust
 // l3-8b.gate_up at M = 4, one split, five stages against the rules' four; int4 l3-8b.qkv at
 // M = 24, two splits, three against four, 0.936x). A count the kernel for this M lacks makes
 // plan() keep its own, a launch add_candidate then drops as a repeat.
+// decode/config.h, warp_split_stage_count: the counts some instance is built with.
 std::vector<int> decode_stage_counts() {
   std::vector<int> counts;
-  for (const int c :
-       {decode::kWarpSplitFewStages, decode::kStages, decode::warp_split_deep_stages(1),
-        decode::warp_split_deep_stages(2), decode::warp_split_lighter_deep_stages(8, 1)}) {
-    if (c > 0 && std::find(counts.begin(), counts.end(), c) == counts.end()) counts.push_back(c);
+  for (int slot = 0; slot < decode::kWarpSplitStageCountSlots; ++slot) {
+    if (decode::warp_split_stage_count(slot) > 0) {
+      counts.push_back(decode::warp_split_stage_count(slot));
+    }
   }
   return counts;
 }

@@ -143,6 +143,26 @@ SF_HOST_DEVICE constexpr int warp_split_lighter_deep_stages(int bits, int token_
              ? warp_split_deep_stages(token_tiles) - 1
              : 0;
 }
+// The stage counts a warp that some warp-split instance is built with, one a slot: the few
+// stages of 3-4 token tiles, kStages, the deep counts of one and two tiles, int8's lighter deep
+// depth; 0 where a slot repeats an earlier one or (the lighter depth) is not built. What
+// SAILFISH_DECODE_WARP_STAGES accepts and what tune() times at every depth.
+constexpr int kWarpSplitStageCountSlots = 5;
+SF_HOST_DEVICE constexpr int warp_split_stage_count(int slot) {
+  const int counts[kWarpSplitStageCountSlots] = {
+      kWarpSplitFewStages, kStages, warp_split_deep_stages(1), warp_split_deep_stages(2),
+      warp_split_lighter_deep_stages(8, 1)};
+  for (int earlier = 0; earlier < slot; ++earlier) {
+    if (counts[earlier] == counts[slot]) return 0;
+  }
+  return counts[slot];
+}
+SF_HOST_DEVICE constexpr bool warp_split_builds_stages(int64_t stages) {
+  for (int slot = 0; slot < kWarpSplitStageCountSlots; ++slot) {
+    if (stages > 0 && warp_split_stage_count(slot) == stages) return true;
+  }
+  return false;
+}
 // The CTAs on a grid's busiest SM when its grid_ctas CTAs spread evenly over sm_count SMs (all of
 // them where sm_count is not positive).
 SF_HOST_DEVICE constexpr int64_t busiest_sm_ctas(int64_t grid_ctas, int sm_count) {

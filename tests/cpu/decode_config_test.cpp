@@ -232,6 +232,21 @@ TEST(DecodeConfig, DeepStagesForOneAndTwoTokenTiles) {
 // busiest SM for a CTA of the next launch), else, with bf16 activations, where the deepest would
 // keep more than kDeepInFlightBudgetBytes in flight on its busiest SM. The cases are the H200
 // rows the rule was drawn from (v42: int8 g128, 132 SMs).
+// The built stage counts (3 at 3-4 token tiles, 4, the deep 6 and 5, int8's lighter 5), each
+// once: what SAILFISH_DECODE_WARP_STAGES accepts and tune() times; no other value, however wide.
+TEST(DecodeConfig, StageCountsAreTheBuiltOnesOnce) {
+  std::vector<int> counts;
+  for (int slot = 0; slot < kWarpSplitStageCountSlots; ++slot) {
+    if (warp_split_stage_count(slot) > 0) counts.push_back(warp_split_stage_count(slot));
+  }
+  EXPECT_EQ(counts, (std::vector<int>{3, 4, 6, 5}));
+  for (const int64_t s : {3, 4, 5, 6}) EXPECT_TRUE(warp_split_builds_stages(s)) << s;
+  for (const int64_t s : {int64_t(-4), int64_t(0), int64_t(1), int64_t(2), int64_t(7),
+                          int64_t(8), (int64_t(1) << 32) + 4}) {
+    EXPECT_FALSE(warp_split_builds_stages(s)) << s;
+  }
+}
+
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
   EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);
