@@ -1,5 +1,15 @@
+# shellcheck shell=bash
 # Sourced by scripts/perf/ncu_*.sh: one Nsight Compute profile of the first decode warp-split
-# kernel of a bench launch, and the summary lines of a folder of such logs.
+# kernel of a bench launch, and the summary lines of a folder of such logs. Sets root (the
+# checkout), ncu_out ($OUT/n, created) and ncu_stall_metrics (the metrics every such profile
+# takes: cycles, instructions, the shared-memory carveout and three stall latencies).
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ncu_out=${OUT:-$root/out}/n
+mkdir -p "$ncu_out"
+ncu_stall_metrics=sm__cycles_elapsed.max,smsp__inst_executed.sum,launch__shared_mem_config_size
+ncu_stall_metrics+=,smsp__average_warp_latency_issue_stalled_long_scoreboard
+ncu_stall_metrics+=,smsp__average_warp_latency_issue_stalled_barrier
+ncu_stall_metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard
 ncu_decode_sections=()
 for section in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats \
   SchedulerStats; do
@@ -14,6 +24,14 @@ ncu_warp_split() {
   timeout 120 ncu -k regex:decode_warp_split_kernel -c 1 "${ncu_decode_sections[@]}" \
     --metrics "$metrics" "$bench" "$@" --tiers decode --no-cublas --replays 1 --warmup 0 \
     --graph-launches 1 --check-samples 0 > "$log" 2>&1
+}
+
+# ncu_build_variants BUILDS NAME=CUDA_FLAGS...: one bench build per variant in BUILDS/NAME, by
+# scripts/device_variant_rounds.sh with an empty spec (it then only builds; its logs in BUILDS).
+ncu_build_variants() {
+  local builds=$1
+  shift
+  OUT=$builds VARIANT_BUILD_ROOT=$builds "$root/scripts/device_variant_rounds.sh" /dev/null "$@"
 }
 
 # ncu_summary DIR KEYS: each DIR/*.log's lines that match the extended regex KEYS.

@@ -3,23 +3,15 @@
 # (-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6) on l3-70b.down and l3-8b.o at M = 16, on a GPU
 # host (decode v41: why the shallower ring runs faster on the same grid). Logs: $OUT/n/.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-$root/out}/n
+# shellcheck source=scripts/perf/ncu_decode_lib.sh
+source "$(dirname "$0")/ncu_decode_lib.sh"
 builds=/tmp/sailfish-deep-depth
-mkdir -p "$out"
-# shellcheck source=ncu_decode_lib.sh
-source "$root/scripts/perf/ncu_decode_lib.sh"
-# An empty spec: scripts/device_variant_rounds.sh only builds the variants (logs beside them).
-OUT=$builds VARIANT_BUILD_ROOT=$builds "$root/scripts/device_variant_rounds.sh" /dev/null \
-  w5= w6=-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6
-metrics=l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,smsp__cycles_active.avg
-metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__shared_mem_config_size
-metrics+=,smsp__average_warp_latency_issue_stalled_long_scoreboard
-metrics+=,smsp__average_warp_latency_issue_stalled_barrier
-metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard,smsp__inst_executed.sum
+ncu_build_variants "$builds" w5= w6=-DSAILFISH_DECODE_DEEP_STAGES_TWO_TILES=6
+metrics=$ncu_stall_metrics,l1tex__t_sector_hit_rate.pct,smsp__cycles_active.avg
+metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
 for shape in l3-70b.down l3-8b.o; do
   for n in w5 w6; do
-    ncu_warp_split "$out/${shape}_$n.log" "$builds/$n/bench/sailfish_bench" "$metrics" \
+    ncu_warp_split "$ncu_out/${shape}_$n.log" "$builds/$n/bench/sailfish_bench" "$metrics" \
       --shapes "$shape" -m 16
     echo "$shape $n rc=$? ${SECONDS}s"
   done
@@ -28,4 +20,4 @@ keys="decode_warp_split_kernel<|Duration|Elapsed Cycles|L1/TEX Hit Rate|shared_m
 keys+="|Achieved Occupancy|Registers Per|Dynamic Shared|Warp Cycles Per Issued|No Eligible"
 keys+="|Issued Warp Per|long_scoreboard|short_scoreboard|inst_executed.sum|wavefronts_mem_shared"
 keys+="|Block Limit Shared"
-ncu_summary "$out" "$keys"
+ncu_summary "$ncu_out" "$keys"
