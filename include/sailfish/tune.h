@@ -26,7 +26,12 @@ namespace sailfish {
 
 struct TuneOptions {
   int launches = 24;       // calls per timed CUDA graph (rounded up to whole weight rotations)
-  int rounds = 7;          // timed replays of each candidate, interleaved; the median counts
+  int rounds = 7;          // timed replays of each candidate; the median counts
+  // false: each candidate's replays back to back, as the bench times a row, in two passes of
+  // opposite order; true: one replay of each candidate in turn. Interleaved, the graph replayed
+  // before a candidate changed its time by up to 10% on the H200 and made tune() pick a plan
+  // 1.19x slower in the bench (docs/perf/decode.md, v44).
+  bool interleave = false;
   // Another candidate replaces the rule's plan only when its median is at least this fraction
   // faster: the rules were measured on many shapes, one tuning on one, and replays of the same
   // graph vary by ~1% on the H200.

@@ -1,6 +1,6 @@
 // tune(): plan()'s choice and its alternatives, each timed as the bench times a layer (one CUDA
-// graph of calls over rotating weight copies, replays timed with events, the median kept), and
-// the fastest returned. include/sailfish/tune.h says when to call it.
+// graph of calls over rotating weight copies, replays timed back to back with events, the median
+// kept), and the fastest returned. include/sailfish/tune.h says when to call it.
 #include "sailfish/tune.h"
 
 #include <cuda_runtime_api.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/environment.h"
+#include "api/tune_schedule.h"
 #include "common/cuda_check.h"
 #include "decode/config.h"
 #include "prefill/launch.h"
@@ -314,8 +315,8 @@ double median(std::vector<double> v) {
 }
 
 // Times every candidate: one untimed call each (it loads the kernels and checks the arguments),
-// one warm-up replay of its graph, then `rounds` rounds that replay each graph once in turn, so a
-// drift in clocks or temperature lands on all candidates alike.
+// one warm-up replay of its graph, then `rounds` timed replays of each, in the order of
+// tune_schedule.h.
 Status time_candidates(const Problem& problem, const DeviceWeight& weight, int device,
                        const TuneOptions& t, const Context& context, cudaStream_t stream,
                        std::vector<TuneCandidate>* candidates, int* copies_used) {
@@ -363,18 +364,20 @@ Status time_candidates(const Problem& problem, const DeviceWeight& weight, int d
     SF_CUDA_CHECK(cudaEventCreate(&stops[i].event));
   }
   std::vector<std::vector<double>> us(candidates->size());
-  for (int r = 0; r < t.rounds; ++r) {
-    for (size_t i = 0; i < candidates->size(); ++i) {
-      SF_CUDA_CHECK(cudaEventRecord(starts[i].event, stream));
-      SF_CUDA_CHECK(cudaGraphLaunch(graphs[i].exec, stream));
-      SF_CUDA_CHECK(cudaEventRecord(stops[i].event, stream));
-      // One replay at a time: a replay queued behind another would start the moment the last
-      // one's kernels drain, not from an idle GPU, and favor whoever follows a slow candidate.
-      SF_CUDA_CHECK(cudaEventSynchronize(stops[i].event));
-      float ms = 0.0f;
-      SF_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i].event, stops[i].event));
-      us[i].push_back(static_cast<double>(ms) * 1e3 / launches);
-    }
+  const std::vector<detail::TuneReplay> order = detail::tune_replay_schedule(
+      static_cast<int>(candidates->size()), t.rounds, t.interleave);
+  for (const detail::TuneReplay& replay : order) {
+    const size_t i = static_cast<size_t>(replay.candidate);
+    SF_CUDA_CHECK(cudaEventRecord(starts[i].event, stream));
+    SF_CUDA_CHECK(cudaGraphLaunch(graphs[i].exec, stream));
+    SF_CUDA_CHECK(cudaEventRecord(stops[i].event, stream));
+    // One replay at a time: a replay queued behind another would start the moment the last
+    // one's kernels drain, not from an idle GPU, and favor whoever follows a slow candidate.
+    SF_CUDA_CHECK(cudaEventSynchronize(stops[i].event));
+    if (!replay.timed) continue;
+    float ms = 0.0f;
+    SF_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i].event, stops[i].event));
+    us[i].push_back(static_cast<double>(ms) * 1e3 / launches);
   }
   SF_CUDA_CHECK(cudaStreamSynchronize(stream));
   SF_CUDA_CHECK(cudaGetLastError());

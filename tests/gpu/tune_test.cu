@@ -107,6 +107,37 @@ TEST(Tune, TunedPlanComputesTheProductAndIsTheFastest) {
   }
 }
 
+// Both replay orders of tune_schedule.h time every candidate (an untimed one would have no median)
+// and choose by the stated rule, over the same candidates; one round takes a single pass.
+TEST(Tune, BothReplayOrdersTimeEveryCandidate) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 307);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[0], 4608, 3584, 128, false,
+                                DType::kBF16));
+  size_t candidates = 0;
+  for (const bool interleave : {false, true}) {
+    for (const int rounds : {1, 2}) {
+      const std::string where = std::string(interleave ? "interleaved" : "back to back") +
+                                ", rounds=" + std::to_string(rounds);
+      GemmCase c = testing::gemm_case(w, DType::kBF16, 1, false, Options());
+      TuneReport report;
+      TuneOptions t = quick_tune();
+      t.interleave = interleave;
+      t.rounds = rounds;
+      c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
+        return tune(p, -1, Options(), dw, ctx, nullptr, t, out, &report);
+      };
+      const auto r = testing::run_and_check(c, rng());
+      ASSERT_TRUE(r.ok) << where << ": " << r.message;
+      expect_choice_follows_the_rule(report, t.min_gain, where);
+      if (candidates == 0) candidates = report.candidates.size();
+      EXPECT_EQ(report.candidates.size(), candidates) << where;
+      EXPECT_GT(candidates, 2u) << where;
+    }
+  }
+}
+
 // A tuned plan is an ordinary plan: in deterministic mode its repeats are bitwise equal.
 TEST(Tune, DeterministicTunedPlanIsBitwiseStable) {
   SF_SKIP_WITHOUT_GPU();
