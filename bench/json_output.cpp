@@ -48,6 +48,12 @@ Json options_json(const BenchOptions& o) {
   j["tiers"] = tiers;
   j["deterministic"] = nullable(o.deterministic);
   j["tune"] = o.tune;
+  if (o.tune) {
+    const TuneOptions& t = o.tune_options;
+    j["tune_options"] = {{"cold_l2_factor", t.cold_l2_factor}, {"launches", t.launches},
+                         {"rounds", t.rounds}, {"interleave", t.interleave},
+                         {"recheck", o.tune_recheck}};
+  }
   j["graph_launches"] = o.graph_launches;
   j["replays"] = o.replays;
   j["warmup_replays"] = o.warmup_replays;
@@ -77,7 +83,12 @@ Json row_json(const RowResult& r) {
   if (r.tune_chosen >= 0) {
     Json candidates = Json::array();
     for (const auto& c : r.tune_candidates) {
-      candidates.push_back({{"label", c.label}, {"launch", c.launch}, {"us", c.us}});
+      Json candidate = {{"label", c.label}, {"launch", c.launch}, {"us", c.us}};
+      if (c.bench_us) {
+        candidate["bench_us"] = *c.bench_us;
+        candidate["bench_sm_clock_mhz"] = c.bench_sm_clock_mhz;
+      }
+      candidates.push_back(candidate);
     }
     j["tune"] = {{"chosen", r.tune_chosen}, {"ms", r.tune_ms}, {"candidates", candidates}};
   }

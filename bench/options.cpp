@@ -102,6 +102,21 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
   app.add_flag("--tune", o.tune,
                "Plan each Sailfish row by timing the rule's plan and its alternatives "
                "(sailfish::tune) instead of plan()'s rules");
+  app.add_option("--tune-cold-factor", o.tune_options.cold_l2_factor,
+                 "tune()'s weight copies span this many times the L2 (TuneOptions; 0: one copy)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--tune-launches", o.tune_options.launches,
+                 "Calls per CUDA graph tune() times (TuneOptions::launches)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--tune-rounds", o.tune_options.rounds,
+                 "Timed replays of each candidate in tune() (TuneOptions::rounds)")
+      ->check(CLI::Range(1, 1000));
+  app.add_flag("--tune-interleave", o.tune_options.interleave,
+               "tune() replays one graph of each candidate in turn, not each candidate's "
+               "back to back (TuneOptions::interleave)");
+  app.add_flag("--tune-recheck", o.tune_recheck,
+               "With --tune: time every candidate again in the bench's own harness after the "
+               "tuning (the row's tune.candidates[].bench_us)");
   app.add_option("--graph-launches", o.graph_launches,
                  "Launches captured per CUDA graph (raised to the number of cold copies)")
       ->check(CLI::Range(1, 100000));
@@ -158,6 +173,15 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
   if (st.ok()) st = parse_tiers(tier_items, &o.tiers);
   if (st.ok()) st = parse_group(group_text, &o.group_size);
   if (st.ok()) st = parse_dtype(dtype_text, &o.dtype);
+  if (st.ok() && !o.tune) {
+    for (const char* flag : {"--tune-cold-factor", "--tune-launches", "--tune-rounds",
+                             "--tune-interleave", "--tune-recheck"}) {
+      if (app.count(flag) > 0) {
+        st = invalid_argument(flag, " needs --tune: it sets how the rows are tuned");
+        break;
+      }
+    }
+  }
   if (!st.ok()) {
     std::fprintf(stderr, "sailfish_bench: %s\n", st.message().c_str());
     return 106;  // CLI11's ValidationError code, so every bad command line exits alike

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sailfish/sailfish.h"
+#include "sailfish/tune.h"
 #include "shapes.h"
 
 namespace sailfish::bench {
@@ -23,6 +24,10 @@ struct BenchOptions {
   std::vector<Tier> tiers = {Tier::kAuto};
   std::optional<bool> deterministic;  // unset: the library default / SAILFISH_DETERMINISTIC
   bool tune = false;  // plan each Sailfish row with sailfish::tune (sailfish/tune.h), not plan()
+  TuneOptions tune_options;  // --tune-cold-factor, --tune-launches, --tune-rounds
+  // --tune-recheck: time every candidate tune() timed again in this harness, after the tuning,
+  // to compare the two harnesses' figures for the same plans in one process.
+  bool tune_recheck = false;
   int graph_launches = 20;   // launches per graph (raised to the number of cold copies)
   int replays = 7;           // timed graph replays; the median is reported
   int warmup_replays = 1;

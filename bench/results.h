@@ -34,6 +34,8 @@ struct RowResult {
   struct TuneCandidateResult {
     std::string label, launch;
     double us = 0.0;
+    std::optional<double> bench_us;  // --tune-recheck: the same plan timed as the row is
+    double bench_sm_clock_mhz = 0.0;  // and the SM clock right after that timing
   };
   std::vector<TuneCandidateResult> tune_candidates;
   int tune_chosen = -1;

@@ -173,6 +173,50 @@ std::string launch_summary(const Plan& p) {
   return text;
 }
 
+// Times plan p as a row is timed: launch i reads weight copy i % copies, at least one full
+// rotation per graph, so every copy's reuse distance is the whole set (> cold_factor x L2)
+// within and across replays.
+Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args,
+                 GraphTiming* out) {
+  const BenchOptions& o = *ctx.options;
+  SF_RETURN_IF_ERROR(b.workspace.ensure(workspace_size(p)));
+  void* const ws = b.workspace.get();
+  const size_t ws_bytes = b.workspace.bytes();
+  const int copies = b.weights.copies();
+  const int launches = std::max(o.graph_launches, copies);
+  return time_in_graph(
+      launches, o.warmup_replays, o.replays, ctx.stream,
+      [&](int i, cudaStream_t s) {
+        RunArgs call = args;
+        call.weight = &b.weights.weight(i % copies);
+        return run(p, call, ws, ws_bytes, *ctx.sailfish, s);
+      },
+      out);
+}
+
+// --tune-recheck: each candidate tune() timed, timed again by time_plan, so the two harnesses'
+// figures for the same plans can be set side by side (scripts/perf/tune_harness_probe.sh).
+Status recheck_candidates(BenchContext& ctx, ShapeBuffers& b, const TuneReport& tuning,
+                          const RunArgs& args, RowResult* row) {
+  for (size_t i = 0; i < tuning.candidates.size(); ++i) {
+    const Plan& p = tuning.candidates[i].plan;
+    SF_RETURN_IF_ERROR(b.workspace.ensure(workspace_size(p)));
+    // One untimed call outside any graph loads the kernel, as the row's check call does.
+    SF_RETURN_IF_ERROR(
+        run(p, args, b.workspace.get(), b.workspace.bytes(), *ctx.sailfish, ctx.stream));
+    SF_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    GraphTiming t;
+    SF_RETURN_IF_ERROR(time_plan(ctx, b, p, args, &t));
+    row->tune_candidates[i].bench_us = t.us_per_call;
+    // Recorded, not waited for: on the largest layers the SM clock can fall during a tuning and
+    // its rechecks (1.74 GHz in the row timed after int8 l3-70b.gate_up's tuning at M = 4,
+    // docs/perf/decode.md v44), and a slower clock counts against the later candidates.
+    SF_RETURN_IF_ERROR(
+        ctx.clock->measure(ctx.stream, &row->tune_candidates[i].bench_sm_clock_mhz));
+  }
+  return Status();
+}
+
 // One Sailfish row: plan, check once, time in a graph. Errors come back as Status (the caller
 // records them); a tier the planner declines is recorded as unsupported here.
 Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, RowResult* row) {
@@ -189,7 +233,7 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   const auto plan_start = std::chrono::steady_clock::now();
   const Status planned =
       o.tune ? tune(problem, o.device, plan_options, b.weights.weight(0), *ctx.sailfish,
-                    stream, TuneOptions(), &p, &tuning)
+                    stream, o.tune_options, &p, &tuning)
              : plan(problem, o.device, plan_options, &p);
   if (!planned.ok()) {
     if (planned.code() != StatusCode::kUnsupported) return planned;
@@ -204,7 +248,7 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
                        .count();
     row->tune_chosen = tuning.chosen;
     for (const TuneCandidate& c : tuning.candidates) {
-      row->tune_candidates.push_back({c.label, launch_summary(c.plan), c.us_per_call});
+      row->tune_candidates.push_back({c.label, launch_summary(c.plan), c.us_per_call, {}, 0.0});
     }
     // The tuning's replays just ran at full power: on the large layers the SM clock came down by
     // up to 6% in the row timed right after them (H200, docs/perf/decode.md v32), so let it
@@ -257,20 +301,9 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
   row->checked = true;
   if (!row->check.passed) mark_check_failure(row, row->check.detail);
 
-  // Time: launch i reads weight copy i % copies; at least one full rotation per graph, so every
-  // copy's reuse distance is the whole set (> cold_factor x L2) within and across replays.
-  const int copies = b.weights.copies();
-  const int launches = std::max(o.graph_launches, copies);
   SF_RETURN_IF_ERROR(poison_output(b.y.get(), m * n, stream));
   GraphTiming t;
-  SF_RETURN_IF_ERROR(time_in_graph(
-      launches, o.warmup_replays, o.replays, stream,
-      [&](int i, cudaStream_t s) {
-        RunArgs call = args;
-        call.weight = &b.weights.weight(i % copies);
-        return run(p, call, ws, ws_bytes, *ctx.sailfish, s);
-      },
-      &t));
+  SF_RETURN_IF_ERROR(time_plan(ctx, b, p, args, &t));
   double mhz = 0.0;
   SF_RETURN_IF_ERROR(ctx.clock->measure(stream, &mhz));
   row->sm_clock_mhz = mhz;
@@ -281,6 +314,8 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
     mark_check_failure(row, std::to_string(graph_nonfinite) +
                                 " output elements NaN/Inf after the graph replays");
   }
+  // After the row's own timing, so the row is timed as without the flag.
+  if (o.tune_recheck) SF_RETURN_IF_ERROR(recheck_candidates(ctx, b, tuning, args, row));
 
   row->launches = t.launches;
   row->us = t.us_per_call;
