@@ -199,20 +199,27 @@ for stage in "$@"; do
       done ;;
     tune-bench)
       # Measured planning (sailfish::tune, the bench's --tune) against plan()'s rules, each in its
-      # own run: the other models' shapes (int4 at M = 1, 16 and 32, int8 at M = 1) and the default
-      # set at M = 1-64; scripts/perf/tune_table.py makes the tables.
+      # own run, for the sets TUNE_SETS names: the other models' shapes (other_b4: int4 at M = 1,
+      # 16 and 32; other_b8: int8 at M = 1), the default set at M = 1-64 (default), the Llama-3
+      # set at M = 1, 4 and 16 (l3_b4), int8 at M = 1 and 4 (l3_b8), int8 with fp16 activations
+      # (l3_b8_fp16). The tuned run rechecks every candidate in the bench's harness
+      # (--tune-recheck); scripts/perf/tune_table.py makes the tables.
       shapes=q7.qkv=3584x4608,q7.o=3584x3584,q7.gate_up=3584x37888,q7.down=18944x3584
       shapes+=,q32.qkv=5120x7168,q32.o=5120x5120,q32.gate_up=5120x55296,q32.down=27648x5120
       shapes+=,q72.gate_up=8192x59136,q72.down=29568x8192,mx.w1=4096x14336,mx.w2=14336x4096
-      for set in other_b4 other_b8 default; do
+      for set in ${TUNE_SETS:-other_b4 other_b8 default}; do
         case $set in
           other_b4) args=(--bits 4 --shapes "$shapes" -m 1,16,32) ;;
           other_b8) args=(--bits 8 --shapes "$shapes" -m 1) ;;
           default) args=(-m 1,16,24,32,48,64) ;;
+          l3_b4) args=(-m 1,4,16) ;;
+          l3_b8) args=(--bits 8 -m 1,4) ;;
+          l3_b8_fp16) args=(--bits 8 --dtype fp16 -m 1,4) ;;
+          *) note "tune bench: unknown set $set"; continue ;;
         esac
         for mode in auto tuned; do
           flag=()
-          [ $mode = tuned ] && flag=(--tune)
+          [ $mode = tuned ] && flag=(--tune --tune-recheck)
           timeout 280 "$build/bench/sailfish_bench" "${args[@]}" "${flag[@]}" --no-cublas \
             --json "$out/tune_${set}_$mode.json" > "$out/tune_${set}_$mode.log" 2>&1
           note "tune bench $set $mode: rc=$?"

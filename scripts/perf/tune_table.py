@@ -5,7 +5,10 @@ Usage: tune_table.py AUTO_JSON TUNED_JSON   (bench JSONs of the same rows, the s
                                              --tune; a markdown table on stdout)
 Each row gives both times, tuned / auto, both launches, and the candidate tune() chose with its
 time and the rule's within the tuning (from the tuned row's reason), and what the tuning took
-(wall ms of the tune() call, where the bench recorded it). A last line sums it up.
+(wall ms of the tune() call, where the bench recorded it). Where the tuned run rechecked every
+candidate in the bench's harness (--tune-recheck), a last column gives the candidate that ran
+fastest there, its time over the rule's in that harness, and whether tune() chose it. A last
+line sums it up.
 """
 import argparse
 import json
@@ -37,9 +40,9 @@ def main():
     args = parser.parse_args()
     auto, tuned = rows(args.auto), rows(args.tuned)
     print("| shape | M | auto us | auto launch | tuned us | tuned launch | tuned / auto "
-          "| chosen (tuning's us, rule's us) | tune ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    ratios, tune_ms = [], []
+          "| chosen (tuning's us, rule's us) | tune ms | bench's fastest (/ rule) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios, tune_ms, agreed, rechecked = [], [], 0, 0
     for key in sorted(auto, key=lambda k: (k[1], k[0])):
         if key not in tuned:
             continue
@@ -56,12 +59,25 @@ def main():
         if ms is not None:
             tune_ms.append(ms)
         ms_text = f"{ms:.0f}" if ms is not None else "-"
+        recheck = "-"
+        candidates = (t.get("tune") or {}).get("candidates", [])
+        if len(candidates) > 1 and all("bench_us" in c for c in candidates):
+            best = min(range(len(candidates)), key=lambda i: candidates[i]["bench_us"])
+            rechecked += 1
+            same = best == t["tune"]["chosen"]
+            agreed += same
+            recheck = (f"{candidates[best]['label']} "
+                       f"({candidates[best]['bench_us'] / candidates[0]['bench_us']:.3f})"
+                       f"{'' if same else ', not chosen'}")
         print(f"| {key[0]} | {key[1]} | {a['us']:.2f} | {short_launch(a)} | {t['us']:.2f} | "
-              f"{short_launch(t)} | {ratio:.3f} | {chosen} | {ms_text} |")
+              f"{short_launch(t)} | {ratio:.3f} | {chosen} | {ms_text} | {recheck} |")
     if ratios:
         changed = [r for r in ratios if abs(r - 1) > 0.02]
         print(f"\n{len(ratios)} rows: tuned / auto {min(ratios):.3f}-{max(ratios):.3f}; "
               f"{len(changed)} rows beyond 2%")
+    if rechecked:
+        print(f"tune() chose the bench harness's fastest candidate on {agreed} of {rechecked} "
+              f"rows")
     if tune_ms:
         print(f"tune() took {min(tune_ms):.0f}-{max(tune_ms):.0f} ms a row, "
               f"{sum(tune_ms) / 1e3:.1f} s in all")
