@@ -18,7 +18,8 @@ def tuned_rows(path):
         data = json.load(f)
     for r in data["rows"]:
         candidates = (r.get("tune") or {}).get("candidates", [])
-        if r.get("status") == "ok" and candidates and "bench_us" in candidates[0]:
+        # One candidate is returned untimed (us 0): nothing to compare.
+        if r.get("status") == "ok" and len(candidates) > 1 and "bench_us" in candidates[0]:
             yield r, candidates
 
 
