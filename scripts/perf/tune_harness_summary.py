@@ -41,8 +41,9 @@ def main():
           "(bench / rule) | bench / tune: min, median, max | SM MHz: row, rechecks |")
     print("|---|---|---|---|---|---|")
     for path in args.json:
-        run = os.path.basename(path)[:-5]
+        name = os.path.basename(path)[:-5]
         for row, cands in tuned_rows(path):
+            run = f"{name} {row['shape']} M={row['M']}"
             rule = cands[0]
             chosen = cands[row["tune"]["chosen"]]
             best = min(cands, key=lambda c: c["bench_us"])
