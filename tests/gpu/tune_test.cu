@@ -27,6 +27,14 @@ TuneOptions quick_tune() {
   return t;
 }
 
+// A GemmCase planner that tunes with these options, keeping the report where one is given.
+decltype(GemmCase::planner) tuning_planner(const Options& o, const TuneOptions& t,
+                                           TuneReport* report = nullptr) {
+  return [o, t, report](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
+    return tune(p, -1, o, dw, ctx, nullptr, t, out, report);
+  };
+}
+
 // The choice rule of tune.h: the fastest candidate where it beats the rule's plan by min_gain,
 // else the rule's plan.
 void expect_choice_follows_the_rule(const TuneReport& r, double min_gain,
@@ -60,9 +68,7 @@ TEST(Tune, TunedPlanComputesTheProductAndIsTheFastest) {
       GemmCase c = testing::gemm_case(w, DType::kBF16, m, true, Options());
       TuneReport report;
       const TuneOptions t = quick_tune();
-      c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
-        return tune(p, -1, Options(), dw, ctx, nullptr, t, out, &report);
-      };
+      c.planner = tuning_planner(Options(), t, &report);
       const auto r = testing::run_and_check(c, rng());
       ASSERT_TRUE(r.ok) << where << ": " << r.message;
       expect_choice_follows_the_rule(report, t.min_gain, where);
@@ -125,9 +131,7 @@ TEST(Tune, BothReplayOrdersTimeEveryCandidate) {
       TuneOptions t = quick_tune();
       t.interleave = interleave;
       t.rounds = rounds;
-      c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
-        return tune(p, -1, Options(), dw, ctx, nullptr, t, out, &report);
-      };
+      c.planner = tuning_planner(Options(), t, &report);
       const auto r = testing::run_and_check(c, rng());
       ASSERT_TRUE(r.ok) << where << ": " << r.message;
       expect_choice_follows_the_rule(report, t.min_gain, where);
@@ -149,9 +153,7 @@ TEST(Tune, DeterministicTunedPlanIsBitwiseStable) {
   o.deterministic = true;
   GemmCase c = testing::gemm_case(w, DType::kF16, 4, false, o);
   c.repeats = 3;
-  c.planner = [&](const Problem& p, const DeviceWeight& dw, const Context& ctx, Plan* out) {
-    return tune(p, -1, o, dw, ctx, nullptr, quick_tune(), out);
-  };
+  c.planner = tuning_planner(o, quick_tune());
   const auto r = testing::run_and_check(c, rng());
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_TRUE(r.bitwise_stable);
