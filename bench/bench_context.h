@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "clock_probe.h"
+#include "api/sm_clock.h"
 #include "cublas_baseline.h"
 #include "device_info.h"
 #include "nonfinite_scan.h"
@@ -22,7 +22,7 @@ struct BenchContext {
   const Context* sailfish = nullptr;
   const StreamReader* reader = nullptr;
   CublasDense* cublas = nullptr;  // null with --no-cublas
-  ClockProbe* clock = nullptr;
+  detail::SmClockProbe* clock = nullptr;
   NonfiniteScanner* scanner = nullptr;
   double read_tbps = 0.0;
 

@@ -16,7 +16,7 @@ struct DeviceInfo {
   int sms = 0;
   int64_t l2_bytes = 0;
   int64_t global_mem_bytes = 0;
-  int max_sm_clock_mhz = 0;   // the attribute's peak, not the clock under load (see ClockProbe)
+  int max_sm_clock_mhz = 0;   // the attribute's peak, not the clock under load (see api/sm_clock.h)
   int max_mem_clock_mhz = 0;
   int mem_bus_bits = 0;
   int driver_version = 0;     // e.g. 13000 for 13.0

@@ -83,14 +83,21 @@ Json row_json(const RowResult& r) {
   if (r.tune_chosen >= 0) {
     Json candidates = Json::array();
     for (const auto& c : r.tune_candidates) {
-      Json candidate = {{"label", c.label}, {"launch", c.launch}, {"us", c.us}};
+      Json candidate = {{"label", c.label},
+                        {"launch", c.launch},
+                        {"us", c.us},
+                        {"sm_clock_mhz", c.sm_clock_mhz},
+                        {"retimes", c.retimes}};
       if (c.bench_us) {
         candidate["bench_us"] = *c.bench_us;
         candidate["bench_sm_clock_mhz"] = c.bench_sm_clock_mhz;
       }
       candidates.push_back(candidate);
     }
-    j["tune"] = {{"chosen", r.tune_chosen}, {"ms", r.tune_ms}, {"candidates", candidates}};
+    j["tune"] = {{"chosen", r.tune_chosen},
+                 {"ms", r.tune_ms},
+                 {"reference_clock_mhz", r.tune_reference_clock_mhz},
+                 {"candidates", candidates}};
   }
   j["deterministic"] = nullable(r.deterministic);
   j["status"] = row_status_name(r.status);

@@ -42,7 +42,7 @@ struct Helpers {
   CudaStream stream;
   std::unique_ptr<Context> sailfish;
   StreamReader reader;
-  ClockProbe clock;
+  detail::SmClockProbe clock;
   NonfiniteScanner scanner;
   std::unique_ptr<CublasDense> cublas;
 };

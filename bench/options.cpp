@@ -114,6 +114,13 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
   app.add_flag("--tune-interleave", o.tune_options.interleave,
                "tune() replays one graph of each candidate in turn, not each candidate's "
                "back to back (TuneOptions::interleave)");
+  app.add_option("--tune-clock-drop", o.tune_options.clock_drop,
+                 "tune() times a candidate's replays again where the SM clock read after them "
+                 "fell by more than this fraction (TuneOptions::clock_drop; 0: no clock guard)")
+      ->check(CLI::Range(0.0, 0.49));
+  app.add_option("--tune-max-retimes", o.tune_options.max_retimes,
+                 "Times tune() may time one block again (TuneOptions::max_retimes)")
+      ->check(CLI::Range(0, 10));
   app.add_flag("--tune-recheck", o.tune_recheck,
                "With --tune: time every candidate again in the bench's own harness after the "
                "tuning (the row's tune.candidates[].bench_us)");
@@ -175,7 +182,8 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
   if (st.ok()) st = parse_dtype(dtype_text, &o.dtype);
   if (st.ok() && !o.tune) {
     for (const char* flag : {"--tune-cold-factor", "--tune-launches", "--tune-rounds",
-                             "--tune-interleave", "--tune-recheck"}) {
+                             "--tune-interleave", "--tune-clock-drop", "--tune-max-retimes",
+                             "--tune-recheck"}) {
       if (app.count(flag) > 0) {
         st = invalid_argument(flag, " needs --tune: it sets how the rows are tuned");
         break;

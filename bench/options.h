@@ -24,7 +24,8 @@ struct BenchOptions {
   std::vector<Tier> tiers = {Tier::kAuto};
   std::optional<bool> deterministic;  // unset: the library default / SAILFISH_DETERMINISTIC
   bool tune = false;  // plan each Sailfish row with sailfish::tune (sailfish/tune.h), not plan()
-  // --tune-cold-factor, --tune-launches, --tune-rounds, --tune-interleave
+  // --tune-cold-factor, --tune-launches, --tune-rounds, --tune-interleave, --tune-clock-drop,
+  // --tune-max-retimes
   TuneOptions tune_options;
   // --tune-recheck: time every candidate tune() timed again in this harness, after the tuning,
   // to compare the two harnesses' figures for the same plans in one process.

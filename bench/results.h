@@ -34,11 +34,14 @@ struct RowResult {
   struct TuneCandidateResult {
     std::string label, launch;
     double us = 0.0;
+    double sm_clock_mhz = 0.0;  // tune()'s lowest kept reading after its blocks; 0: not read
+    int retimes = 0;            // blocks tune() timed again after the clock had fallen
     std::optional<double> bench_us;  // --tune-recheck: the same plan timed as the row is
     double bench_sm_clock_mhz = 0.0;  // and the SM clock right after that timing
   };
   std::vector<TuneCandidateResult> tune_candidates;
   int tune_chosen = -1;
+  double tune_reference_clock_mhz = 0.0;  // tune()'s highest SM clock reading; 0: not read
   double tune_ms = 0.0;  // wall time of the tune() call
   std::optional<bool> deterministic;
   RowStatus status = RowStatus::kOk;

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "api/tune_clock.h"
 #include "graph_timer.h"
 #include "random_fill.h"
 #include "roofline.h"
@@ -195,12 +196,30 @@ Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArg
 }
 
 // --tune-recheck: each candidate tune() timed, timed again by time_plan, so the two harnesses'
-// figures for the same plans can be set side by side (scripts/perf/tune_harness_probe.sh).
+// figures for the same plans can be set side by side (scripts/perf/tune_harness_probe.sh). Each
+// recheck starts once the SM clock reads within kRecheckClockDrop of the highest reading seen
+// (tune()'s own, then the rechecks'), or after kRecheckMaxWaitMs, whatever tune()'s own clock
+// guard was set to. Without that wait the rechecks after l3-70b.gate_up's tuning ran at 1.67-1.98
+// GHz and counted the dip against the candidates timed in it (docs/perf/decode.md, v44-v45).
+constexpr double kRecheckClockDrop = 0.03;
+constexpr int kRecheckMaxWaitMs = 200;
+
 Status recheck_candidates(BenchContext& ctx, ShapeBuffers& b, const TuneReport& tuning,
                           const RunArgs& args, RowResult* row) {
+  double reference = tuning.reference_clock_mhz;
   for (size_t i = 0; i < tuning.candidates.size(); ++i) {
     const Plan& p = tuning.candidates[i].plan;
     SF_RETURN_IF_ERROR(b.workspace.ensure(workspace_size(p)));
+    double mhz = 0.0;
+    SF_RETURN_IF_ERROR(ctx.clock->measure(ctx.stream, &mhz));
+    reference = std::max(reference, mhz);
+    const auto waited_from = std::chrono::steady_clock::now();
+    while (detail::clock_fell(mhz, reference, kRecheckClockDrop) &&
+           std::chrono::steady_clock::now() - waited_from <
+               std::chrono::milliseconds(kRecheckMaxWaitMs)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      SF_RETURN_IF_ERROR(ctx.clock->measure(ctx.stream, &mhz));
+    }
     // One untimed call outside any graph loads the kernel, as the row's check call does.
     SF_RETURN_IF_ERROR(
         run(p, args, b.workspace.get(), b.workspace.bytes(), *ctx.sailfish, ctx.stream));
@@ -208,11 +227,9 @@ Status recheck_candidates(BenchContext& ctx, ShapeBuffers& b, const TuneReport& 
     GraphTiming t;
     SF_RETURN_IF_ERROR(time_plan(ctx, b, p, args, &t));
     row->tune_candidates[i].bench_us = t.us_per_call;
-    // Recorded, not waited for: on the largest layers the SM clock can fall during a tuning and
-    // its rechecks (1.74 GHz in the row timed after int8 l3-70b.gate_up's tuning at M = 4,
-    // docs/perf/decode.md v44), and a slower clock counts against the later candidates.
-    SF_RETURN_IF_ERROR(
-        ctx.clock->measure(ctx.stream, &row->tune_candidates[i].bench_sm_clock_mhz));
+    double& after = row->tune_candidates[i].bench_sm_clock_mhz;
+    SF_RETURN_IF_ERROR(ctx.clock->measure(ctx.stream, &after));
+    reference = std::max(reference, after);
   }
   return Status();
 }
@@ -248,8 +265,10 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
                        .count();
     row->tune_chosen = tuning.chosen;
     for (const TuneCandidate& c : tuning.candidates) {
-      row->tune_candidates.push_back({c.label, launch_summary(c.plan), c.us_per_call, {}, 0.0});
+      row->tune_candidates.push_back(
+          {c.label, launch_summary(c.plan), c.us_per_call, c.sm_clock_mhz, c.retimes, {}, 0.0});
     }
+    row->tune_reference_clock_mhz = tuning.reference_clock_mhz;
     // The tuning's replays just ran at full power: on the large layers the SM clock came down by
     // up to 6% in the row timed right after them (H200, docs/perf/decode.md v32), so let it
     // recover as after a large row.

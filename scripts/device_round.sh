@@ -184,6 +184,8 @@ for stage in "$@"; do
       shapes=q7.qkv=3584x4608,q7.o=3584x3584,q7.gate_up=3584x37888,q7.down=18944x3584
       shapes+=,q32.qkv=5120x7168,q32.o=5120x5120,q32.gate_up=5120x55296,q32.down=27648x5120
       shapes+=,q72.gate_up=8192x59136,q72.down=29568x8192,mx.w1=4096x14336,mx.w2=14336x4096
+      large=l3-70b.gate_up=8192x57344,l3-70b.down=28672x8192,q72.gate_up=8192x59136
+      large+=,q72.down=29568x8192,q32.gate_up=5120x55296
       for bits in 4 8; do
         ms=1,16
         [ "$bits" = 8 ] && ms=1
@@ -202,11 +204,16 @@ for stage in "$@"; do
       # own run, for the sets TUNE_SETS names: the other models' shapes (other_b4: int4 at M = 1,
       # 16 and 32; other_b8: int8 at M = 1), the default set at M = 1-64 (default), the Llama-3
       # set at M = 1, 4 and 16 (l3_b4), int8 at M = 1 and 4 (l3_b8), int8 with fp16 activations
-      # (l3_b8_fp16). The tuned run rechecks every candidate in the bench's harness
-      # (--tune-recheck); scripts/perf/tune_table.py makes the tables.
+      # (l3_b8_fp16), the largest layers, whose tunings the SM clock's dips had disturbed
+      # (large_b4: int4 at M = 1, 4 and 16; large_b8: int8 at M = 1 and 4). The tuned run rechecks
+      # every candidate in the bench's harness (--tune-recheck); scripts/perf/tune_table.py makes
+      # the tables. TUNE_GUARD_AB=1 adds a tuned run without tune()'s clock guard
+      # (--tune-clock-drop 0), and scripts/perf/tune_clock_summary.py sets the two side by side.
       shapes=q7.qkv=3584x4608,q7.o=3584x3584,q7.gate_up=3584x37888,q7.down=18944x3584
       shapes+=,q32.qkv=5120x7168,q32.o=5120x5120,q32.gate_up=5120x55296,q32.down=27648x5120
       shapes+=,q72.gate_up=8192x59136,q72.down=29568x8192,mx.w1=4096x14336,mx.w2=14336x4096
+      large=l3-70b.gate_up=8192x57344,l3-70b.down=28672x8192,q72.gate_up=8192x59136
+      large+=,q72.down=29568x8192,q32.gate_up=5120x55296
       for set in ${TUNE_SETS:-other_b4 other_b8 default}; do
         case $set in
           other_b4) args=(--bits 4 --shapes "$shapes" -m 1,16,32) ;;
@@ -215,17 +222,26 @@ for stage in "$@"; do
           l3_b4) args=(-m 1,4,16) ;;
           l3_b8) args=(--bits 8 -m 1,4) ;;
           l3_b8_fp16) args=(--bits 8 --dtype fp16 -m 1,4) ;;
+          large_b4) args=(--bits 4 --shapes "$large" -m 1,4,16) ;;
+          large_b8) args=(--bits 8 --shapes "$large" -m 1,4) ;;
           *) note "tune bench: unknown set $set"; continue ;;
         esac
-        for mode in auto tuned; do
+        modes=(auto tuned)
+        [ "${TUNE_GUARD_AB:-0}" = 1 ] && modes+=(tuned_noguard)
+        for mode in "${modes[@]}"; do
           flag=()
           [ $mode = tuned ] && flag=(--tune --tune-recheck)
+          [ $mode = tuned_noguard ] && flag=(--tune --tune-recheck --tune-clock-drop 0)
           timeout 280 "$build/bench/sailfish_bench" "${args[@]}" "${flag[@]}" --no-cublas \
             --json "$out/tune_${set}_$mode.json" > "$out/tune_${set}_$mode.log" 2>&1
           note "tune bench $set $mode: rc=$?"
         done
         python3 "$root/scripts/perf/tune_table.py" "$out/tune_${set}_auto.json" \
           "$out/tune_${set}_tuned.json" > "$out/tune_${set}_table.md"
+        if [ "${TUNE_GUARD_AB:-0}" = 1 ]; then
+          python3 "$root/scripts/perf/tune_clock_summary.py" "$out/tune_${set}_tuned_noguard.json" \
+            "$out/tune_${set}_tuned.json" > "$out/tune_${set}_clock.md"
+        fi
       done ;;
     decode-sweep)
       # The decode tier on every default shape: the heuristic (with cuBLAS alongside), forced split

@@ -40,6 +40,16 @@ struct TuneOptions {
   // L2-warm for layers below the L2 size.
   double cold_l2_factor = 2.0;
   int max_weight_copies = 64;
+  // The SM clock guard: after each candidate's block of replays the SM clock is read, and where
+  // it reads more than clock_drop below the highest reading of the tuning, the GPU idles until
+  // the clock is back (at most max_cool_down_ms) and the block is timed again, at most
+  // max_retimes times. On the H200's largest layers the power limit pulled the clock from 1980
+  // to 1635-1860 MHz part way through a tuning, so that candidates timed in the dip read up to
+  // ~10% slow (docs/perf/decode.md, v45). Costs a 0.2 ms reading a block where the clock holds;
+  // where it does not, up to (1 + max_retimes) x the replays plus the cool-downs. 0 turns it off.
+  double clock_drop = 0.03;
+  int max_retimes = 2;
+  int max_cool_down_ms = 100;
 };
 
 struct TuneCandidate {
@@ -48,12 +58,15 @@ struct TuneCandidate {
   Options options;           // plan() with these options gives this candidate's plan
   Plan plan;
   double us_per_call = 0.0;  // median over the rounds
+  double sm_clock_mhz = 0.0;  // lowest SM clock read after its kept blocks; 0: not read
+  int retimes = 0;            // blocks timed again because the clock had fallen
 };
 
 struct TuneReport {
   std::vector<TuneCandidate> candidates;  // [0] is plan()'s own choice for the options given
   int chosen = 0;                         // index of the plan tune() returned
   int weight_copies = 0;                  // copies rotated in each timed graph
+  double reference_clock_mhz = 0.0;       // highest SM clock read in the tuning; 0: not read
 };
 
 // Candidates: plan()'s choice for (problem, options); where the options leave the decode split

@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "api/environment.h"
+#include "api/sm_clock.h"
+#include "api/tune_clock.h"
 #include "api/tune_schedule.h"
 #include "common/cuda_check.h"
 #include "decode/config.h"
@@ -26,6 +30,8 @@ namespace {
 // candidate worth timing.
 constexpr int64_t kTuneMaxM = 64;
 constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest cluster (decode/config.h)
+// The clock guard's cool-down step (TuneOptions::max_cool_down_ms): a sleep, then a reading.
+constexpr int kCoolDownPauseMs = 2;
 
 // The warp-split kernel's stage counts a warp, each timed at every depth where the options leave
 // the count to the rules: those rules pick the count by the grid (decode/config.h), and at a given
@@ -101,6 +107,17 @@ Status validate_tune_options(const TuneOptions& t) {
   if (t.max_weight_copies < 1 || t.max_weight_copies > 1024) {
     return invalid_argument("tune: max_weight_copies is ", t.max_weight_copies,
                             "; accepted: 1-1024");
+  }
+  if (!(t.clock_drop >= 0.0 && t.clock_drop < 0.5)) {
+    return invalid_argument("tune: clock_drop is ", t.clock_drop,
+                            "; accepted: [0, 0.5), 0 turns the clock guard off");
+  }
+  if (t.max_retimes < 0 || t.max_retimes > 10) {
+    return invalid_argument("tune: max_retimes is ", t.max_retimes, "; accepted: 0-10");
+  }
+  if (t.max_cool_down_ms < 0 || t.max_cool_down_ms > 10000) {
+    return invalid_argument("tune: max_cool_down_ms is ", t.max_cool_down_ms,
+                            "; accepted: 0-10000");
   }
   return Status();
 }
@@ -316,10 +333,11 @@ double median(std::vector<double> v) {
 
 // Times every candidate: one untimed call each (it loads the kernels and checks the arguments),
 // one warm-up replay of its graph, then `rounds` timed replays of each, in the order of
-// tune_schedule.h.
+// tune_schedule.h, block by block under the clock guard of tune_clock.h.
 Status time_candidates(const Problem& problem, const DeviceWeight& weight, int device,
                        const TuneOptions& t, const Context& context, cudaStream_t stream,
-                       std::vector<TuneCandidate>* candidates, int* copies_used) {
+                       std::vector<TuneCandidate>* candidates, int* copies_used,
+                       double* reference_mhz) {
   WeightCopies weights;
   SF_RETURN_IF_ERROR(make_weight_copies(weight, device, t, stream, &weights));
   const int copies = static_cast<int>(weights.views.size());
@@ -358,30 +376,43 @@ Status time_candidates(const Problem& problem, const DeviceWeight& weight, int d
   }
   SF_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  std::vector<EventHolder> starts(candidates->size()), stops(candidates->size());
-  for (size_t i = 0; i < candidates->size(); ++i) {
-    SF_CUDA_CHECK(cudaEventCreate(&starts[i].event));
-    SF_CUDA_CHECK(cudaEventCreate(&stops[i].event));
-  }
-  std::vector<std::vector<double>> us(candidates->size());
-  const std::vector<detail::TuneReplay> order = detail::tune_replay_schedule(
-      static_cast<int>(candidates->size()), t.rounds, t.interleave);
-  for (const detail::TuneReplay& replay : order) {
-    const size_t i = static_cast<size_t>(replay.candidate);
-    SF_CUDA_CHECK(cudaEventRecord(starts[i].event, stream));
-    SF_CUDA_CHECK(cudaGraphLaunch(graphs[i].exec, stream));
-    SF_CUDA_CHECK(cudaEventRecord(stops[i].event, stream));
+  EventHolder start, stop;
+  SF_CUDA_CHECK(cudaEventCreate(&start.event));
+  SF_CUDA_CHECK(cudaEventCreate(&stop.event));
+  auto run_replay = [&](int candidate, bool timed, double* us) -> Status {
+    SF_CUDA_CHECK(cudaEventRecord(start.event, stream));
+    SF_CUDA_CHECK(cudaGraphLaunch(graphs[static_cast<size_t>(candidate)].exec, stream));
+    SF_CUDA_CHECK(cudaEventRecord(stop.event, stream));
     // One replay at a time: a replay queued behind another would start the moment the last
     // one's kernels drain, not from an idle GPU, and favor whoever follows a slow candidate.
-    SF_CUDA_CHECK(cudaEventSynchronize(stops[i].event));
-    if (!replay.timed) continue;
+    SF_CUDA_CHECK(cudaEventSynchronize(stop.event));
+    if (!timed) return Status();
     float ms = 0.0f;
-    SF_CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i].event, stops[i].event));
-    us[i].push_back(static_cast<double>(ms) * 1e3 / launches);
-  }
+    SF_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
+    *us = static_cast<double>(ms) * 1e3 / launches;
+    return Status();
+  };
+  detail::SmClockProbe clock;
+  detail::ClockGuard guard;
+  guard.drop = t.clock_drop;
+  guard.max_retimes = t.max_retimes;
+  guard.max_cool_down_polls = t.max_cool_down_ms / kCoolDownPauseMs;
+  if (guard.drop > 0.0) SF_RETURN_IF_ERROR(clock.init());
+  auto read_clock = [&](double* mhz) { return clock.measure(stream, mhz); };
+  auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(kCoolDownPauseMs)); };
+  detail::TunedTimes times;
+  SF_RETURN_IF_ERROR(detail::time_schedule(
+      detail::tune_replay_schedule(static_cast<int>(candidates->size()), t.rounds, t.interleave),
+      static_cast<int>(candidates->size()), guard, run_replay, read_clock, pause, &times));
   SF_CUDA_CHECK(cudaStreamSynchronize(stream));
   SF_CUDA_CHECK(cudaGetLastError());
-  for (size_t i = 0; i < candidates->size(); ++i) (*candidates)[i].us_per_call = median(us[i]);
+  *reference_mhz = times.reference_mhz;
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    TuneCandidate& c = (*candidates)[i];
+    c.us_per_call = median(times.us[i]);
+    c.sm_clock_mhz = times.mhz[i];
+    c.retimes = times.retimes[i];
+  }
   return Status();
 }
 
@@ -402,6 +433,7 @@ Status tune(const Problem& problem, int device, const Options& options, const De
   SF_RETURN_IF_ERROR(list_candidates(problem, device, options, &candidates));
 
   int copies = 0;
+  double reference_mhz = 0.0;
   if (candidates.size() > 1) {
     StreamHolder own;
     SF_CUDA_CHECK(cudaStreamCreateWithFlags(&own.stream, cudaStreamNonBlocking));
@@ -412,7 +444,7 @@ Status tune(const Problem& problem, int device, const Options& options, const De
     SF_CUDA_CHECK(cudaStreamWaitEvent(own.stream, ready.event, 0));
     const Status timed =
         time_candidates(problem, weight, device, tune_options, context, own.stream, &candidates,
-                        &copies);
+                        &copies, &reference_mhz);
     // Whatever happened, leave nothing of ours in flight when the buffers are freed.
     const cudaError_t drained = cudaStreamSynchronize(own.stream);
     SF_RETURN_IF_ERROR(timed);
@@ -441,6 +473,7 @@ Status tune(const Problem& problem, int device, const Options& options, const De
     report->candidates = std::move(candidates);
     report->chosen = chosen;
     report->weight_copies = copies;
+    report->reference_clock_mhz = reference_mhz;
   }
   return Status();
 }

@@ -3,6 +3,7 @@
 // bad input gets an error.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -139,6 +140,60 @@ TEST(Tune, BothReplayOrdersTimeEveryCandidate) {
       EXPECT_EQ(report.candidates.size(), candidates) << where;
       EXPECT_GT(candidates, 2u) << where;
     }
+  }
+}
+
+// The clock guard (tune_clock.h) on the device: with it on, the tuning reads a plausible SM clock
+// and every candidate a reading of its own, at or below the tuning's highest, with no more
+// retimes than allowed; with a drop of 1e-6, about every reading counts as fallen, so blocks are
+// timed again up to the limit, and the choice still follows the rule; with it off, no reading.
+TEST(Tune, ClockGuardReadsTheClockAfterEveryCandidate) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 311);
+  const QuantizedWeight w = testing::random_weight(
+      rng, testing::format_spec(testing::kWeightFormats[0], 4608, 3584, 128, false,
+                                DType::kBF16));
+  struct Setting {
+    double drop;
+    int max_retimes;
+    const char* what;
+  };
+  for (const Setting& g : {Setting{0.03, 2, "default drop"}, Setting{1e-6, 1, "drop 1e-6"},
+                           Setting{0.0, 2, "guard off"}}) {
+    GemmCase c = testing::gemm_case(w, DType::kBF16, 1, false, Options());
+    TuneReport report;
+    TuneOptions t = quick_tune();
+    t.clock_drop = g.drop;
+    t.max_retimes = g.max_retimes;
+    t.max_cool_down_ms = 4;
+    c.planner = tuning_planner(Options(), t, &report);
+    const auto r = testing::run_and_check(c, rng());
+    ASSERT_TRUE(r.ok) << g.what << ": " << r.message;
+    expect_choice_follows_the_rule(report, t.min_gain, g.what);
+    ASSERT_GT(report.candidates.size(), 2u) << g.what;
+    int retimes = 0;
+    for (const TuneCandidate& cand : report.candidates) {
+      const std::string where = std::string(g.what) + ", " + cand.label;
+      retimes += cand.retimes;
+      if (g.drop == 0.0) {
+        EXPECT_EQ(cand.sm_clock_mhz, 0.0) << where;
+        EXPECT_EQ(cand.retimes, 0) << where;
+        continue;
+      }
+      EXPECT_GT(cand.sm_clock_mhz, 100.0) << where;
+      EXPECT_LE(cand.sm_clock_mhz, report.reference_clock_mhz) << where;
+      // Two blocks a candidate (rounds = 3: two passes), each timed again at most max_retimes.
+      EXPECT_LE(cand.retimes, 2 * g.max_retimes) << where;
+      EXPECT_GE(cand.retimes, 0) << where;
+    }
+    if (g.drop == 0.0) {
+      EXPECT_EQ(report.reference_clock_mhz, 0.0);
+    } else {
+      EXPECT_GT(report.reference_clock_mhz, 100.0) << g.what;
+      EXPECT_LT(report.reference_clock_mhz, 5000.0) << g.what;
+    }
+    std::printf("[ clock    ] %s: reference %.1f MHz, %d blocks timed again over %zu candidates\n",
+                g.what, report.reference_clock_mhz, retimes, report.candidates.size());
   }
 }
 
@@ -317,6 +372,16 @@ TEST(Tune, RejectsBadInput) {
   bad = quick_tune();
   bad.cold_l2_factor = -1.0;
   expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "cold_l2");
+  bad = quick_tune();
+  bad.clock_drop = 0.5;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "clock_drop");
+  bad = quick_tune();
+  bad.max_retimes = -1;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out), "max_retimes");
+  bad = quick_tune();
+  bad.max_cool_down_ms = 20000;
+  expect_invalid(tune(problem, -1, Options(), w, *u.context, nullptr, bad, &out),
+                 "max_cool_down_ms");
   Problem other = problem;
   ASSERT_TRUE(PackedGeometry::make(2048, 1024, 4, 128, &other.geometry).ok());
   expect_invalid(tune(other, -1, Options(), w, *u.context, nullptr, quick_tune(), &out),
