@@ -52,6 +52,7 @@ Json options_json(const BenchOptions& o) {
     const TuneOptions& t = o.tune_options;
     j["tune_options"] = {{"cold_l2_factor", t.cold_l2_factor}, {"launches", t.launches},
                          {"rounds", t.rounds}, {"interleave", t.interleave},
+                         {"clock_drop", t.clock_drop}, {"max_retimes", t.max_retimes},
                          {"recheck", o.tune_recheck}};
   }
   j["graph_launches"] = o.graph_launches;
