@@ -205,7 +205,9 @@ for stage in "$@"; do
       # 16 and 32; other_b8: int8 at M = 1), the default set at M = 1-64 (default), the Llama-3
       # set at M = 1, 4 and 16 (l3_b4), int8 at M = 1 and 4 (l3_b8), int8 with fp16 activations
       # (l3_b8_fp16), the largest layers, whose tunings the SM clock's dips had disturbed
-      # (large_b4: int4 at M = 1, 4 and 16; large_b8: int8 at M = 1 and 4). The tuned run rechecks
+      # (large_b4: int4 at M = 1, 4 and 16; large_b8: int8 at M = 1 and 4), and two token tiles
+      # below 16 tokens (l3_mid_b4: Llama-3 at M = 9, 12 and 16; other_mid_b4: the other models'
+      # shapes at M = 9 and 12), where the rules' plan can differ from M = 16's. The tuned run rechecks
       # every candidate in the bench's harness (--tune-recheck); scripts/perf/tune_table.py makes
       # the tables. TUNE_GUARD_AB=1 adds a tuned run without tune()'s clock guard
       # (--tune-clock-drop 0), and scripts/perf/tune_clock_summary.py sets the two side by side.
@@ -224,6 +226,8 @@ for stage in "$@"; do
           l3_b8_fp16) args=(--bits 8 --dtype fp16 -m 1,4) ;;
           large_b4) args=(--bits 4 --shapes "$large" -m 1,4,16) ;;
           large_b8) args=(--bits 8 --shapes "$large" -m 1,4) ;;
+          l3_mid_b4) args=(-m 9,12,16) ;;
+          other_mid_b4) args=(--bits 4 --shapes "$shapes" -m 9,12) ;;
           *) note "tune bench: unknown set $set"; continue ;;
         esac
         modes=(auto tuned)
