@@ -159,6 +159,10 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " cluster_push=1");
     }
+    if (d.spread_ctas > 0) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " spread=%d", d.spread_ctas);
+    }
   } else if (p.tier == Tier::kPrefill) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,

@@ -116,6 +116,11 @@ struct Options {
   // once (docs/CONFIG.md; docs/perf/decode.md, v21-v22); 1: wherever a 1-2 token-tile cluster
   // epilogue can hold the area; 0: never.
   std::optional<bool> decode_cluster_push;           // SAILFISH_DECODE_CLUSTER_PUSH=0|1
+  // Decode warp-split kernel: pad its shared memory so that an SM holds no more of its CTAs than
+  // the grid's even share, ceil(CTAs / SMs) (src/decode/config.h, spread_shared_bytes). A grid
+  // smaller than what the SMs hold can otherwise land unevenly, several CTAs on some SMs and none
+  // on others, where programmatic dependent launch and clusters place it. Unset: off.
+  std::optional<bool> decode_spread;                 // SAILFISH_DECODE_SPREAD=0|1
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
@@ -164,6 +169,8 @@ struct DecodePlan {
                                   // CTAs (src/decode/config.h), 0 for the split grid
   bool cluster_push = false;      // epilogue 3 by push: ranks send their sums of a fragment to
                                   // its owner rank, which adds and stores (src/decode/config.h)
+  int spread_ctas = 0;            // shared memory padded so an SM holds at most this many CTAs,
+                                  // the grid's even share (Options::decode_spread); 0: not padded
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;

@@ -86,6 +86,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_CLUSTER_PUSH", &flag));
   r.decode_cluster_push =
       options.decode_cluster_push.has_value() ? options.decode_cluster_push : flag;
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_SPREAD", &flag));
+  r.decode_spread = options.decode_spread.has_value() ? options.decode_spread : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 

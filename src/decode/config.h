@@ -179,6 +179,22 @@ SF_HOST_DEVICE constexpr int warp_split_residency(int64_t grid_ctas, int sm_coun
   const int64_t busiest = busiest_sm_ctas(grid_ctas, sm_count);
   return ctas_per_sm >= busiest + 1 ? 2 : ctas_per_sm >= busiest ? 1 : 0;
 }
+// The most dynamic shared memory one CTA may ask for on sm_90 (the opt-in limit, 227 KB): the
+// spread padding below may take a kernel instance up to it.
+constexpr int kMaxLaunchSharedBytes = 227 * 1024;
+// Dynamic shared memory (a multiple of 128 bytes, at least `shared`) with which an SM of
+// smem_per_sm bytes, reserving reserved_per_cta for each CTA, holds at most `ctas` CTAs: ctas + 1
+// of them no longer fit. 0 where `shared` already holds it to `ctas`, or where the padding would
+// pass kMaxLaunchSharedBytes. The plan pads to the grid's even share, ceil(CTAs / SMs)
+// (launch.cu, spread_over_sms): a grid smaller than what the SMs hold can otherwise land several
+// CTAs on some SMs and none on others.
+SF_HOST_DEVICE constexpr int spread_shared_bytes(int shared, int ctas, int smem_per_sm,
+                                                 int reserved_per_cta) {
+  if (ctas < 1 || (ctas + 1) * int64_t(shared + reserved_per_cta) > smem_per_sm) return 0;
+  const int64_t least = smem_per_sm / (ctas + 1) - reserved_per_cta + 1;
+  const int64_t padded = (least + 127) / 128 * 128;
+  return padded > kMaxLaunchSharedBytes ? 0 : static_cast<int>(padded);
+}
 // A grid of more CTAs than SMs whose busiest SMs (those given ceil(grid_ctas / sm_count) CTAs when
 // it spreads evenly) are at most half of the SMs. Once the others finish, those few draw the DRAM
 // stream alone, and the deep pipeline's extra bytes in flight let them draw more of it.

@@ -39,19 +39,23 @@ constexpr int max_shared_for() {
                     : shared_bytes(kBits, kTiles);
 }
 
+// The warp-split kernel may also be launched with more, up to kMaxLaunchSharedBytes, where its
+// plan pads shared memory to spread the grid over the SMs (launch.cu, spread_over_sms).
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
           bool kStreamK>
 Status prepare(int shared) {
   constexpr int kMaxShared = max_shared_for<kBits, kTiles, kWarpSplit, kStageCount, kStreamK>();
-  if (shared < 0 || shared > kMaxShared) {
+  constexpr int kMaxAsked = kWarpSplit ? kMaxLaunchSharedBytes : kMaxShared;
+  if (shared < 0 || shared > kMaxAsked) {
     return internal_error("decode kernel: ", shared, " bytes of shared memory asked, the instance ",
-                          "allows ", kMaxShared);
+                          "allows ", kMaxAsked);
   }
-  if constexpr (kMaxShared > 48 * 1024) {
+  const int limit = shared > kMaxShared ? shared : kMaxShared;
+  if (limit > 48 * 1024) {
     SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
         reinterpret_cast<const void*>(
             kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK>()),
-        kMaxShared));
+        limit));
   }
   return Status();
 }

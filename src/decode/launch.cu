@@ -236,6 +236,42 @@ Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePl
   return Status();
 }
 
+// The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
+// even share of its CTAs, ceil(CTAs / SMs) (config.h, spread_shared_bytes), where it would hold
+// more and the padding fits a CTA. The padding is checked with the occupancy query; where that
+// still allows more (allocation granularity), 128 bytes more are tried, a few times, before the
+// plan is left as it was. The current device must be plan->device.
+Status spread_over_sms(const Plan* plan, DecodePlan* d) {
+  const Problem& p = plan->problem;
+  const int64_t strips_per_cta = d->stream_k_strips > 0 ? d->stream_k_strips : 1;
+  const int64_t grid_ctas = (p.geometry.n_blocks + strips_per_cta - 1) / strips_per_cta *
+                            d->m_groups * d->splits;
+  const int64_t share = busiest_sm_ctas(grid_ctas, plan->sm_count);
+  int ctas_per_sm = 0;
+  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
+  if (ctas_per_sm <= share) return Status();
+  int smem_per_sm = 0, reserved = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                       plan->device));
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
+                                       plan->device));
+  const int padded = spread_shared_bytes(d->shared_bytes, static_cast<int>(share), smem_per_sm,
+                                         reserved);
+  if (padded == 0) return Status();
+  DecodePlan spread = *d;
+  spread.spread_ctas = static_cast<int>(share);
+  for (int extra = 0; extra < 4 * 128 && padded + extra <= kMaxLaunchSharedBytes; extra += 128) {
+    spread.shared_bytes = padded + extra;
+    SF_RETURN_IF_ERROR(ctas_per_sm_for(p, spread, &ctas_per_sm));
+    if (ctas_per_sm < share) return Status();  // the padding took more than asked: keep the plan
+    if (ctas_per_sm == share) {
+      *d = spread;
+      return Status();
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status plan_decode(const DecodeChoices& choices, Plan* plan) {
@@ -368,6 +404,9 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   }
   if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
   if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
+  if (chosen.ok() && d.warp_split && choices.spread.value_or(false)) {
+    chosen = spread_over_sms(plan, &d);
+  }
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte

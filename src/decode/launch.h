@@ -30,6 +30,8 @@ struct DecodeChoices {
   bool cluster_reduce = true;
   // The cluster epilogue's push form (launch.cu, choose_cluster_push): unset, the plan decides.
   std::optional<bool> cluster_push;
+  // Shared memory padded to the grid's even share of CTAs an SM (launch.cu, spread_over_sms).
+  std::optional<bool> spread;
 };
 
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and

@@ -247,6 +247,31 @@ TEST(DecodeConfig, StageCountsAreTheBuiltOnesOnce) {
   }
 }
 
+// H200: 228 KB of shared memory an SM, 1 KB of it reserved for each resident CTA.
+TEST(DecodeConfig, SpreadPaddingHoldsAnSmToTheEvenShare) {
+  constexpr int kSmem = 233472, kReserved = 1024;
+  // l3-70b.down at M = 9, two clustered splits of five stages: 256 CTAs, an even share of two an
+  // SM, where 69 KB CTAs fit three.
+  const int shared = 4 * warp_split_region_bytes(warp_split_stage_bytes(4, 9, 1, false), 5) +
+                     cluster_receive_bytes(2, 2);
+  ASSERT_LE(3 * (shared + kReserved), kSmem);
+  const int padded = spread_shared_bytes(shared, 2, kSmem, kReserved);
+  EXPECT_EQ(padded % 128, 0);
+  EXPECT_GT(padded, shared);
+  EXPECT_LE(2 * (padded + kReserved), kSmem);  // two still fit
+  EXPECT_GT(3 * (padded + kReserved), kSmem);  // a third does not
+  EXPECT_LE(3 * (padded - 128 + kReserved), kSmem);  // the least such multiple of 128
+  // One an SM (l3-8b.o's 128 CTAs): padded to more than half of the SM.
+  const int one = spread_shared_bytes(37 * 1024, 1, kSmem, kReserved);
+  EXPECT_LE(one + kReserved, kSmem);
+  EXPECT_GT(2 * (one + kReserved), kSmem);
+  // Nothing to pad where the CTAs already hold the SM to the share, or for no share.
+  EXPECT_EQ(spread_shared_bytes(80000, 2, kSmem, kReserved), 0);
+  EXPECT_EQ(spread_shared_bytes(shared, 0, kSmem, kReserved), 0);
+  // Nor past what one CTA may ask for.
+  EXPECT_EQ(spread_shared_bytes(1024, 1, 600 * 1024, kReserved), 0);
+}
+
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
   EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);

@@ -64,6 +64,7 @@ struct GemmCheckResult {
   bool prefill_stream_k = false;  // prefill tier: the Stream-K grid (stream_k.h)
   int prefill_grid = 0;        // prefill tier: persistent CTAs
   bool cluster_push = false;   // decode tier: the cluster epilogue's push form
+  int spread_ctas = 0;         // decode tier: DecodePlan::spread_ctas (shared memory padded)
   size_t workspace_bytes = 0;  // workspace_size(plan)
   std::vector<uint16_t> output_bits;  // Y of the first run, as stored
 };

@@ -171,6 +171,29 @@ TEST(DecodeOptions, ClusterPushSwitch) {
   EXPECT_NE(s.message().find("SAILFISH_DECODE_CLUSTER_PUSH"), std::string::npos) << s.message();
 }
 
+TEST(DecodeOptions, SpreadSwitch) {
+  {
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_FALSE(r.decode_spread.has_value());
+  }
+  {
+    ScopedEnv on("SAILFISH_DECODE_SPREAD", "1");
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_EQ(r.decode_spread, std::optional<bool>(true));
+    Options o;
+    o.decode_spread = false;  // the option wins
+    ASSERT_TRUE(api::resolve_options(o, &r).ok());
+    EXPECT_EQ(r.decode_spread, std::optional<bool>(false));
+  }
+  ScopedEnv bad("SAILFISH_DECODE_SPREAD", "yes");
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(Options(), &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("SAILFISH_DECODE_SPREAD"), std::string::npos) << s.message();
+}
+
 TEST(DecodeOptions, StreamKSwitchAndStrips) {
   {
     api::ResolvedOptions r;

@@ -1,0 +1,130 @@
+// The decode tier's spread padding (Options::decode_spread; src/decode/launch.cu,
+// spread_over_sms): shared memory padded so that an SM holds no more of the warp-split kernel's
+// CTAs than the grid's even share. The padding changes where CTAs may run, never what they
+// compute: the padded launch must match the float64 reference and the unpadded launch bit for
+// bit, and the padded plan must hold an SM to the share on this device.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "decode_test_helpers.h"
+#include "gemm_check.h"
+#include "gpu_test_helpers.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using testing::GemmCase;
+using testing::decode_options;
+using testing::device_has_clusters;
+
+// Every format, odd and aligned shapes, 1-4 token tiles, the plan's split depth and a forced
+// clustered one (the push form's receive area sits past the warps' regions, before the padding),
+// and the opt-in Stream-K grid.
+TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
+  SF_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::test_seed() + 301);
+  const int64_t shapes[][2] = {{200, 1000}, {1024, 4096}, {4096, 1024}};
+  int padded = 0;
+  for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
+    const testing::WeightFormat& f = testing::kWeightFormats[format_index];
+    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    for (const auto& shape : shapes) {
+      const QuantizedWeight w = testing::random_weight(
+          rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
+      for (int64_t m : {int64_t(1), int64_t(9), int64_t(16), int64_t(24), int64_t(32)}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          GemmCase base = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
+          if (variant == 1) {
+            if (!device_has_clusters()) continue;
+            base.options.decode_splits = 2;
+          }
+          if (variant == 2) {
+            if (!device_has_clusters() || f.bits != 4 || m > 16) continue;
+            base.options.decode_stream_k = true;
+          }
+          GemmCase spread = base;
+          spread.options.decode_spread = true;
+          const uint64_t seed = rng();
+          const auto a = testing::run_and_check(base, seed);
+          const auto b = testing::run_and_check(spread, seed);
+          const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
+                                    " k=" + std::to_string(shape[1]) + " m=" +
+                                    std::to_string(m) + " variant=" + std::to_string(variant);
+          ASSERT_TRUE(a.ok) << where << ": " << a.message;
+          ASSERT_TRUE(b.ok) << where << ": " << b.message;
+          EXPECT_EQ(a.spread_ctas, 0) << where;
+          // The padding is the last step of the plan: the launch is otherwise the same.
+          EXPECT_EQ(a.splits, b.splits) << where;
+          EXPECT_EQ(a.decode_epilogue, b.decode_epilogue) << where;
+          EXPECT_EQ(a.warp_stages, b.warp_stages) << where;
+          EXPECT_EQ(a.stream_k_strips, b.stream_k_strips) << where;
+          EXPECT_EQ(a.cluster_push, b.cluster_push) << where;
+          EXPECT_EQ(a.output_bits, b.output_bits) << where;
+          padded += b.spread_ctas > 0 ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(padded, 0) << "no case was padded";
+}
+
+// The padded plan against the device's own limits: with spread_ctas CTAs an SM, one more no
+// longer fits in its shared memory, and the share is ceil(grid / SMs). l3-70b.down at M = 9 with
+// two clustered splits of five stages (256 CTAs, 69 KB, three an SM unpadded: v46 in
+// docs/perf/decode.md), l3-8b.o at M = 1 (128 CTAs), and a grid that already fills its SMs
+// (l3-70b.gate_up at M = 1, 896 CTAs), which is left alone. In each, shared memory and not the
+// registers bounds the CTAs an SM holds, so the shared-memory count below is the occupancy.
+TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "the cases plan clustered splits (sm_90)";
+  int device = 0, sms = 0, smem_per_sm = 0, reserved = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                   device),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device),
+            cudaSuccess);
+  struct Case {
+    int64_t n, k, m, splits, stages;
+  };
+  const Case cases[] = {{8192, 28672, 9, 2, 5}, {4096, 4096, 1, 0, 0}, {57344, 8192, 1, 0, 0}};
+  for (const Case& c : cases) {
+    Problem problem;
+    problem.m = c.m;
+    ASSERT_TRUE(PackedGeometry::make(c.n, c.k, 4, 128, &problem.geometry).ok());
+    Options options = decode_options();
+    if (c.splits > 0) options.decode_splits = c.splits;
+    if (c.stages > 0) options.decode_warp_stages = c.stages;
+    Plan base, spread;
+    ASSERT_TRUE(sailfish::plan(problem, -1, options, &base).ok());
+    options.decode_spread = true;
+    ASSERT_TRUE(sailfish::plan(problem, -1, options, &spread).ok());
+    const DecodePlan& d = spread.decode;
+    const int64_t grid = (c.n / 64) * d.m_groups * d.splits;
+    const int64_t share = (grid + sms - 1) / sms;
+    const int64_t fit_before = smem_per_sm / (base.decode.shared_bytes + reserved);
+    const std::string where = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                              " m=" + std::to_string(c.m) + " grid=" + std::to_string(grid) +
+                              " shared " + std::to_string(base.decode.shared_bytes) + " -> " +
+                              std::to_string(d.shared_bytes);
+    EXPECT_EQ(base.decode.spread_ctas, 0) << where;
+    EXPECT_EQ(d.splits, base.decode.splits) << where;
+    if (fit_before <= share) {
+      EXPECT_EQ(d.spread_ctas, 0) << where << ": nothing to pad";
+      EXPECT_EQ(d.shared_bytes, base.decode.shared_bytes) << where;
+      continue;
+    }
+    ASSERT_EQ(d.spread_ctas, share) << where;
+    EXPECT_GT(d.shared_bytes, base.decode.shared_bytes) << where;
+    EXPECT_LE(int64_t(share) * (d.shared_bytes + reserved), smem_per_sm) << where;
+    EXPECT_GT(int64_t(share + 1) * (d.shared_bytes + reserved), smem_per_sm) << where;
+  }
+}
+
+}  // namespace
+}  // namespace sailfish
