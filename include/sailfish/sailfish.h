@@ -119,7 +119,10 @@ struct Options {
   // Decode warp-split kernel: pad its shared memory so that an SM holds no more of its CTAs than
   // the grid's even share, ceil(CTAs / SMs) (src/decode/config.h, spread_shared_bytes). A grid
   // smaller than what the SMs hold can otherwise land unevenly, several CTAs on some SMs and none
-  // on others, where programmatic dependent launch and clusters place it. Unset: off.
+  // on others, where programmatic dependent launch and clusters place it. Unset: where the share
+  // is two or more and the grid is not uneven (config.h, spread_pays), and two token tiles may
+  // then take two clustered splits over the reduce kernel; 1: wherever an SM would hold more than
+  // the share; 0: never (the plans before v46, docs/perf/decode.md).
   std::optional<bool> decode_spread;                 // SAILFISH_DECODE_SPREAD=0|1
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)

@@ -195,6 +195,19 @@ SF_HOST_DEVICE constexpr int spread_shared_bytes(int shared, int ctas, int smem_
   const int64_t padded = (least + 127) / 128 * 128;
   return padded > kMaxLaunchSharedBytes ? 0 : static_cast<int>(padded);
 }
+// Whether the plan pads by default (Options::decode_spread unset): a grid of more CTAs than SMs
+// (an even share of two or more) whose busiest SMs are more than half of them. H200, the
+// warp-split kernel under programmatic dependent launch (v46 in docs/perf/decode.md): 256 CTAs
+// of l3-70b.o at M = 1-4 (two an SM where four fit) ran 0.90x padded, l3-70b.down 0.975x, and
+// two clustered splits forced at M = 9-16 (two an SM where three fit) 0.73-0.77x. Where the share
+// is one CTA an SM, the padding takes away the room a CTA of the next launch needs to start early
+// (l3-8b.o, 128 CTAs: 1.07-1.20x, int8 1.13-1.28x), and on uneven grids (l3-8b.qkv, 192 CTAs, 60
+// SMs with two) it lost 2%.
+SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count) {
+  if (sm_count < 1 || grid_ctas <= sm_count) return false;
+  const int64_t busiest_sms = grid_ctas - (busiest_sm_ctas(grid_ctas, sm_count) - 1) * sm_count;
+  return 2 * busiest_sms > sm_count;
+}
 // A grid of more CTAs than SMs whose busiest SMs (those given ceil(grid_ctas / sm_count) CTAs when
 // it spreads evenly) are at most half of the SMs. Once the others finish, those few draw the DRAM
 // stream alone, and the deep pipeline's extra bytes in flight let them draw more of it.

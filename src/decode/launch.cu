@@ -236,16 +236,23 @@ Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePl
   return Status();
 }
 
+// CTAs of the warp-split plan d's grid (split grid or Stream-K clusters).
+int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
+  const int64_t strips_per_cta = d.stream_k_strips > 0 ? d.stream_k_strips : 1;
+  return (g.n_blocks + strips_per_cta - 1) / strips_per_cta * d.m_groups * d.splits;
+}
+
 // The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
 // even share of its CTAs, ceil(CTAs / SMs) (config.h, spread_shared_bytes), where it would hold
-// more and the padding fits a CTA. The padding is checked with the occupancy query; where that
-// still allows more (allocation granularity), 128 bytes more are tried, a few times, before the
-// plan is left as it was. The current device must be plan->device.
-Status spread_over_sms(const Plan* plan, DecodePlan* d) {
+// more and the padding fits a CTA: wherever `always`, else where config.h's spread_pays. The
+// padding is checked with the occupancy query; where that still allows more (allocation
+// granularity), 128 bytes more are tried, a few times, before the plan is left as it was. So is a
+// cluster plan whose clusters would no longer all be resident at once. The current device must be
+// plan->device.
+Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
   const Problem& p = plan->problem;
-  const int64_t strips_per_cta = d->stream_k_strips > 0 ? d->stream_k_strips : 1;
-  const int64_t grid_ctas = (p.geometry.n_blocks + strips_per_cta - 1) / strips_per_cta *
-                            d->m_groups * d->splits;
+  const int64_t grid_ctas = warp_split_grid_ctas(p.geometry, *d);
+  if (!always && !spread_pays(grid_ctas, plan->sm_count)) return Status();
   const int64_t share = busiest_sm_ctas(grid_ctas, plan->sm_count);
   int ctas_per_sm = 0;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
@@ -264,10 +271,17 @@ Status spread_over_sms(const Plan* plan, DecodePlan* d) {
     spread.shared_bytes = padded + extra;
     SF_RETURN_IF_ERROR(ctas_per_sm_for(p, spread, &ctas_per_sm));
     if (ctas_per_sm < share) return Status();  // the padding took more than asked: keep the plan
-    if (ctas_per_sm == share) {
-      *d = spread;
-      return Status();
+    if (ctas_per_sm > share) continue;
+    if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
+      Status first_error;
+      const int64_t clusters = grid_ctas / d->splits;
+      const int before = resident_clusters(p, *d, &first_error)(d->splits);
+      const int after = resident_clusters(p, spread, &first_error)(d->splits);
+      SF_RETURN_IF_ERROR(first_error);
+      if (after < std::min<int64_t>(before, clusters)) return Status();
     }
+    *d = spread;
+    return Status();
   }
   return Status();
 }
@@ -395,18 +409,24 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     }
   }
   // One token tile, still ending on the reduce kernel: two clustered splits where their grid
-  // covers every SM (config.h, cluster_split_count). Not at 2 token tiles, where 2 clustered
-  // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c).
-  if (chosen.ok() && d.token_tiles == 1 && ends_on(Epilogue::kPartials)) {
+  // covers every SM (config.h, cluster_split_count). At two token tiles only where the pairs'
+  // grid is then spread over the SMs (config.h, spread_pays; below): unspread, two clustered
+  // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c), since
+  // three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12 ran 0.82x
+  // and l3-70b.down 0.96x the reduce kernel's three splits (v46).
+  const std::optional<bool> spread = d.warp_split ? choices.spread : std::optional<bool>(false);
+  if (chosen.ok() && ends_on(Epilogue::kPartials) &&
+      (d.token_tiles == 1 || (d.token_tiles == 2 && spread.value_or(true)))) {
     const DecodePlan before = d;
     const Status pairs = choose(d.warp_stages, true);
-    if (!pairs.ok() || !ends_on(Epilogue::kCluster)) d = before;
+    const bool spreads = spread.value_or(false) || spread_pays(grid_ctas(d), plan->sm_count);
+    if (!pairs.ok() || !ends_on(Epilogue::kCluster) || (d.token_tiles == 2 && !spreads)) {
+      d = before;
+    }
   }
   if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
   if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
-  if (chosen.ok() && d.warp_split && choices.spread.value_or(false)) {
-    chosen = spread_over_sms(plan, &d);
-  }
+  if (chosen.ok() && spread.value_or(true)) chosen = spread_over_sms(plan, spread.has_value(), &d);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte

@@ -30,7 +30,8 @@ struct DecodeChoices {
   bool cluster_reduce = true;
   // The cluster epilogue's push form (launch.cu, choose_cluster_push): unset, the plan decides.
   std::optional<bool> cluster_push;
-  // Shared memory padded to the grid's even share of CTAs an SM (launch.cu, spread_over_sms).
+  // Shared memory padded to the grid's even share of CTAs an SM (launch.cu, spread_over_sms):
+  // unset, where config.h's spread_pays; true, wherever an SM would hold more; false, never.
   std::optional<bool> spread;
 };
 

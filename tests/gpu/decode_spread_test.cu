@@ -1,8 +1,9 @@
 // The decode tier's spread padding (Options::decode_spread; src/decode/launch.cu,
 // spread_over_sms): shared memory padded so that an SM holds no more of the warp-split kernel's
 // CTAs than the grid's even share. The padding changes where CTAs may run, never what they
-// compute: the padded launch must match the float64 reference and the unpadded launch bit for
-// bit, and the padded plan must hold an SM to the share on this device.
+// compute: the padded launch must match the float64 reference and the same plan unpadded bit for
+// bit, and the padded plan must hold an SM to the share on this device. Where the plan spreads,
+// two token tiles also take two clustered splits over the reduce kernel.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -46,6 +47,7 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
             if (!device_has_clusters() || f.bits != 4 || m > 16) continue;
             base.options.decode_stream_k = true;
           }
+          base.options.decode_spread = false;
           GemmCase spread = base;
           spread.options.decode_spread = true;
           const uint64_t seed = rng();
@@ -57,11 +59,17 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
           ASSERT_TRUE(a.ok) << where << ": " << a.message;
           ASSERT_TRUE(b.ok) << where << ": " << b.message;
           EXPECT_EQ(a.spread_ctas, 0) << where;
-          // The padding is the last step of the plan: the launch is otherwise the same.
-          EXPECT_EQ(a.splits, b.splits) << where;
-          EXPECT_EQ(a.decode_epilogue, b.decode_epilogue) << where;
           EXPECT_EQ(a.warp_stages, b.warp_stages) << where;
           EXPECT_EQ(a.stream_k_strips, b.stream_k_strips) << where;
+          // The padding is the plan's last step; besides it, only two token tiles that end on the
+          // reduce kernel unspread may take clustered pairs spread.
+          if (a.splits != b.splits || a.decode_epilogue != b.decode_epilogue) {
+            EXPECT_EQ(a.decode_epilogue, testing::kEpiloguePartials) << where;
+            EXPECT_EQ(b.splits, 2) << where;
+            EXPECT_EQ(b.decode_epilogue, testing::kEpilogueCluster) << where;
+            EXPECT_GT(b.spread_ctas, 0) << where;
+            continue;
+          }
           EXPECT_EQ(a.cluster_push, b.cluster_push) << where;
           EXPECT_EQ(a.output_bits, b.output_bits) << where;
           padded += b.spread_ctas > 0 ? 1 : 0;
@@ -101,6 +109,7 @@ TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
     if (c.splits > 0) options.decode_splits = c.splits;
     if (c.stages > 0) options.decode_warp_stages = c.stages;
     Plan base, spread;
+    options.decode_spread = false;
     ASSERT_TRUE(sailfish::plan(problem, -1, options, &base).ok());
     options.decode_spread = true;
     ASSERT_TRUE(sailfish::plan(problem, -1, options, &spread).ok());
@@ -124,6 +133,41 @@ TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
     EXPECT_LE(int64_t(share) * (d.shared_bytes + reserved), smem_per_sm) << where;
     EXPECT_GT(int64_t(share + 1) * (d.shared_bytes + reserved), smem_per_sm) << where;
   }
+}
+
+// The default plan at two token tiles: where the plan unspread ends on the reduce kernel, two
+// clustered splits, spread, if their grid's share is two or more CTAs an SM and even
+// (config.h, spread_pays). On the H200 l3-70b.o and l3-70b.down at M = 9 and 12 (three splits
+// and the reduce kernel unspread) take them: 0.82x and 0.96x (v46 in docs/perf/decode.md).
+TEST(DecodeSpread, TwoTokenTilesTakeSpreadPairsOverTheReduceKernel) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters()) GTEST_SKIP() << "clustered splits need sm_90";
+  const int64_t shapes[][2] = {{8192, 8192}, {8192, 28672}};  // l3-70b.o, l3-70b.down
+  int paired = 0;
+  for (const auto& nk : shapes) {
+    for (int64_t m : {int64_t(9), int64_t(12)}) {
+      Problem problem;
+      problem.m = m;
+      ASSERT_TRUE(PackedGeometry::make(nk[0], nk[1], 4, 128, &problem.geometry).ok());
+      Options off = decode_options();
+      off.decode_spread = false;
+      Plan unspread, plan;
+      ASSERT_TRUE(sailfish::plan(problem, -1, off, &unspread).ok());
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+      const std::string where = "n=" + std::to_string(nk[0]) + " m=" + std::to_string(m);
+      ASSERT_EQ(plan.decode.token_tiles, 2) << where;
+      if (unspread.decode.epilogue != testing::kEpiloguePartials) {
+        EXPECT_EQ(plan.decode.splits, unspread.decode.splits) << where;
+        continue;
+      }
+      if (plan.decode.epilogue == testing::kEpilogueCluster) {
+        EXPECT_EQ(plan.decode.splits, 2) << where;
+        EXPECT_GT(plan.decode.spread_ctas, 0) << where << ": clustered pairs left unspread";
+        ++paired;
+      }
+    }
+  }
+  if (testing::device_sm_count() == 132) EXPECT_EQ(paired, 4) << "the H200's measured cases";
 }
 
 }  // namespace
