@@ -330,7 +330,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
   const auto grid_ctas = [&g](const DecodePlan& candidate) {
-    return int64_t(g.n_blocks) * candidate.m_groups * candidate.splits;
+    return warp_split_grid_ctas(g, candidate);
   };
   // A plan as choose_cluster_push will launch it (at most): with the push form's receive area
   // where it ends on clusters at 1-2 token tiles and the push form is not turned off.
