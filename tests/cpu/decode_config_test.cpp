@@ -272,6 +272,19 @@ TEST(DecodeConfig, SpreadPaddingHoldsAnSmToTheEvenShare) {
   EXPECT_EQ(spread_shared_bytes(1024, 1, 600 * 1024, kReserved), 0);
 }
 
+// The default rule: a share of two or more CTAs an SM, on a grid whose busiest SMs are more than
+// half of them (132 SMs, as the H200).
+TEST(DecodeConfig, SpreadPaysOnEvenGridsOfTwoOrMoreAnSm) {
+  EXPECT_FALSE(spread_pays(128, 132));  // l3-8b.o at M = 1: one an SM
+  EXPECT_FALSE(spread_pays(132, 132));
+  EXPECT_TRUE(spread_pays(256, 132));   // l3-70b.o at M = 1: 124 SMs with two
+  EXPECT_FALSE(spread_pays(192, 132));  // l3-8b.qkv at M = 1: 60 SMs with two, uneven
+  EXPECT_FALSE(spread_pays(320, 132));  // 56 SMs with three
+  EXPECT_TRUE(spread_pays(384, 132));   // 120 SMs with three
+  EXPECT_TRUE(spread_pays(264, 132));   // two on every SM
+  EXPECT_FALSE(spread_pays(256, 0));
+}
+
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
   EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);
