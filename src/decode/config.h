@@ -208,6 +208,21 @@ SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count) {
   const int64_t busiest_sms = grid_ctas - (busiest_sm_ctas(grid_ctas, sm_count) - 1) * sm_count;
   return 2 * busiest_sms > sm_count;
 }
+// Two clustered splits at two token tiles, spread (launch.cu, plan_decode): four stages a warp
+// where a warp's share of a split is short, the deep depth where it is long. H200 A/B (v47 in
+// docs/perf/decode.md, three interleaved rounds): l3-70b.o (16 blocks a warp) at M = 13 and 16
+// ran 0.957x as a four-stage pair against the deep plan (fp16 0.971x, group 64 0.969x); l3-70b.down
+// and q72.down (56 and 58 blocks) at M = 9 and 12 ran 0.969-0.982x as a five-stage pair against
+// the four-stage one (group 64 0.969x; fp16 1.010x at M = 9). No other row of Llama-3, Qwen2.5 or
+// Mixtral at M = 9-16 moved by more than 1.1%.
+constexpr int kPairShortWarpBlocks = 24;
+// A warp's blocks in a two-split plan: its quarter of half the strip's k-blocks, rounded up.
+SF_HOST_DEVICE constexpr int64_t pair_blocks_per_warp(int64_t k_blocks) {
+  return (k_blocks + 2 * kWarps - 1) / (2 * kWarps);
+}
+SF_HOST_DEVICE constexpr bool pair_warps_are_short(int64_t k_blocks) {
+  return pair_blocks_per_warp(k_blocks) <= kPairShortWarpBlocks;
+}
 // A grid of more CTAs than SMs whose busiest SMs (those given ceil(grid_ctas / sm_count) CTAs when
 // it spreads evenly) are at most half of the SMs. Once the others finish, those few draw the DRAM
 // stream alone, and the deep pipeline's extra bytes in flight let them draw more of it.

@@ -320,7 +320,9 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     four-stage plan leaves the SMs short of bytes in flight: its grid has no more CTAs than
   //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
   //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
-  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8); or its grid is
+  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8; at two tiles,
+  //     where a warp's share is short, two clustered splits of four stages, spread, where their
+  //     grid spreads: config.h, pair_warps_are_short); or its grid is
   //     uneven (config.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that grid in
   //     one wave. Elsewhere the deep plan lost up to 32% (v13b in docs/perf/decode.md), and up to
   //     21% on grids its fewer CTAs an SM took to a second wave (v42d). int8 at one tile has a
@@ -384,6 +386,17 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
         keep = chosen.ok() &&
                warp_split_residency(grid_ctas(d), plan->sm_count, ctas_per_sm) >= 1;
       }
+      if (keep && four_partials && !few_ctas && d.token_tiles == 2 &&
+          choices.spread.value_or(true) && pair_warps_are_short(g.k_blocks)) {
+        // config.h, pair_warps_are_short: short warps run two clustered splits of four stages,
+        // spread, faster than the deep plan, where that pair's grid spreads.
+        const DecodePlan deep_plan = d;
+        d = four;
+        const Status pairs = choose(kStages, true);
+        const bool spread_pair = pairs.ok() && ends_on(Epilogue::kCluster) && d.splits == 2 &&
+                                 spread_pays(grid_ctas(d), plan->sm_count);
+        if (!spread_pair) d = deep_plan;
+      }
       if (!keep) {
         d = four;
       } else if (lighter_deep > 0) {
@@ -413,12 +426,16 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   // grid is then spread over the SMs (config.h, spread_pays; below): unspread, two clustered
   // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c), since
   // three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12 ran 0.82x
-  // and l3-70b.down 0.96x the reduce kernel's three splits (v46).
+  // and l3-70b.down 0.96x the reduce kernel's three splits (v46). There the pair runs the deep
+  // depth where its warps are long (config.h, pair_warps_are_short; v47).
   const std::optional<bool> spread = d.warp_split ? choices.spread : std::optional<bool>(false);
   if (chosen.ok() && ends_on(Epilogue::kPartials) &&
       (d.token_tiles == 1 || (d.token_tiles == 2 && spread.value_or(true)))) {
     const DecodePlan before = d;
-    const Status pairs = choose(d.warp_stages, true);
+    const bool deep_pair = d.token_tiles == 2 && has_deep && !stages_forced &&
+                           !pair_warps_are_short(g.k_blocks);
+    const Status pairs =
+        choose(deep_pair ? warp_split_deep_stages(d.token_tiles) : d.warp_stages, true);
     const bool spreads = spread.value_or(false) || spread_pays(grid_ctas(d), plan->sm_count);
     if (!pairs.ok() || !ends_on(Epilogue::kCluster) || (d.token_tiles == 2 && !spreads)) {
       d = before;

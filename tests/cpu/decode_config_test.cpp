@@ -285,6 +285,20 @@ TEST(DecodeConfig, SpreadPaysOnEvenGridsOfTwoOrMoreAnSm) {
   EXPECT_FALSE(spread_pays(256, 0));
 }
 
+// Two clustered splits at two token tiles: four stages where a warp has at most 24 blocks, the
+// deep depth above (v47).
+TEST(DecodeConfig, PairDepthFollowsTheWarpsLength) {
+  EXPECT_EQ(pair_blocks_per_warp(128), 16);  // K = 8192: l3-70b.o, l3-70b.qkv
+  EXPECT_EQ(pair_blocks_per_warp(448), 56);  // K = 28672: l3-70b.down
+  EXPECT_EQ(pair_blocks_per_warp(462), 58);  // K = 29568: q72.down
+  EXPECT_EQ(pair_blocks_per_warp(1), 1);
+  EXPECT_EQ(pair_blocks_per_warp(9), 2);     // rounded up
+  EXPECT_TRUE(pair_warps_are_short(128));
+  EXPECT_TRUE(pair_warps_are_short(192));    // 24 a warp
+  EXPECT_FALSE(pair_warps_are_short(193));   // 25
+  EXPECT_FALSE(pair_warps_are_short(448));
+}
+
 TEST(DecodeConfig, LighterDeepDepthWhereItSitsBetterOrTheDeepestOverfills) {
   EXPECT_EQ(warp_split_lighter_deep_stages(8, 1), 5);
   EXPECT_EQ(warp_split_lighter_deep_stages(4, 1), 0);

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "decode/config.h"
 #include "decode_test_helpers.h"
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
@@ -59,12 +60,16 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
           ASSERT_TRUE(a.ok) << where << ": " << a.message;
           ASSERT_TRUE(b.ok) << where << ": " << b.message;
           EXPECT_EQ(a.spread_ctas, 0) << where;
-          EXPECT_EQ(a.warp_stages, b.warp_stages) << where;
           EXPECT_EQ(a.stream_k_strips, b.stream_k_strips) << where;
-          // The padding is the plan's last step; besides it, only two token tiles that end on the
-          // reduce kernel unspread may take clustered pairs spread.
-          if (a.splits != b.splits || a.decode_epilogue != b.decode_epilogue) {
-            EXPECT_EQ(a.decode_epilogue, testing::kEpiloguePartials) << where;
+          // The padding is the plan's last step; besides it, only two token tiles may take
+          // clustered pairs spread, where the plan unspread ends on the reduce kernel or on the
+          // deep pipeline, at the depth the warps' length gives (config.h,
+          // pair_warps_are_short).
+          if (a.splits != b.splits || a.decode_epilogue != b.decode_epilogue ||
+              a.warp_stages != b.warp_stages) {
+            EXPECT_TRUE(a.decode_epilogue == testing::kEpiloguePartials ||
+                        a.warp_stages == decode::warp_split_deep_stages(2))
+                << where;
             EXPECT_EQ(b.splits, 2) << where;
             EXPECT_EQ(b.decode_epilogue, testing::kEpilogueCluster) << where;
             EXPECT_GT(b.spread_ctas, 0) << where;
@@ -139,9 +144,18 @@ TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
 // clustered splits, spread, if their grid's share is two or more CTAs an SM and even
 // (config.h, spread_pays). On the H200 l3-70b.o and l3-70b.down at M = 9 and 12 (three splits
 // and the reduce kernel unspread) take them: 0.82x and 0.96x (v46 in docs/perf/decode.md).
+// Spread: an SM holds at most the share, two of the pair's 256 CTAs, by the padding or (five
+// stages from M = 12, v47) by the CTAs' own shared memory.
 TEST(DecodeSpread, TwoTokenTilesTakeSpreadPairsOverTheReduceKernel) {
   SF_SKIP_WITHOUT_GPU();
   if (!device_has_clusters()) GTEST_SKIP() << "clustered splits need sm_90";
+  int device = 0, smem_per_sm = 0, reserved = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                   device),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device),
+            cudaSuccess);
   const int64_t shapes[][2] = {{8192, 8192}, {8192, 28672}};  // l3-70b.o, l3-70b.down
   int paired = 0;
   for (const auto& nk : shapes) {
@@ -162,12 +176,66 @@ TEST(DecodeSpread, TwoTokenTilesTakeSpreadPairsOverTheReduceKernel) {
       }
       if (plan.decode.epilogue == testing::kEpilogueCluster) {
         EXPECT_EQ(plan.decode.splits, 2) << where;
-        EXPECT_GT(plan.decode.spread_ctas, 0) << where << ": clustered pairs left unspread";
+        EXPECT_GT(3 * int64_t(plan.decode.shared_bytes + reserved), smem_per_sm)
+            << where << ": clustered pairs left unspread (three fit an SM)";
+        EXPECT_TRUE(plan.decode.spread_ctas == 2 || plan.decode.spread_ctas == 0) << where;
         ++paired;
       }
     }
   }
   if (testing::device_sm_count() == 132) EXPECT_EQ(paired, 4) << "the H200's measured cases";
+}
+
+// The spread pair's depth at two token tiles follows a warp's length (config.h,
+// pair_warps_are_short; v47 in docs/perf/decode.md): l3-70b.o (16 blocks a warp) runs four
+// stages, at M = 9-12 over the reduce kernel and at M = 13-16 over the deep plan (0.957x);
+// l3-70b.down (56 blocks) runs the deep depth, at M = 9-12 over the four-stage pair
+// (0.969-0.982x) and at M = 16 as before. The measured plans, on the H200's 132 SMs.
+TEST(DecodeSpread, TwoTokenTilePairsTakeTheirDepthFromTheWarpsLength) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters() || testing::device_sm_count() != 132) {
+    GTEST_SKIP() << "the measured plans are for the H200's 132 SMs (sm_90)";
+  }
+  struct Case {
+    int64_t n, k, m;
+    int stages;
+  };
+  const Case cases[] = {{8192, 8192, 9, decode::kStages},
+                        {8192, 8192, 12, decode::kStages},
+                        {8192, 8192, 13, decode::kStages},
+                        {8192, 8192, 16, decode::kStages},
+                        {8192, 28672, 9, decode::warp_split_deep_stages(2)},
+                        {8192, 28672, 12, decode::warp_split_deep_stages(2)},
+                        {8192, 28672, 16, decode::warp_split_deep_stages(2)}};
+  for (const Case& c : cases) {
+    Problem problem;
+    problem.m = c.m;
+    ASSERT_TRUE(PackedGeometry::make(c.n, c.k, 4, 128, &problem.geometry).ok());
+    Plan plan;
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
+    const std::string where = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                              " m=" + std::to_string(c.m);
+    EXPECT_EQ(plan.decode.token_tiles, 2) << where;
+    EXPECT_EQ(plan.decode.splits, 2) << where;
+    EXPECT_EQ(plan.decode.epilogue, testing::kEpilogueCluster) << where;
+    EXPECT_EQ(plan.decode.warp_stages, c.stages) << where;
+    // The padding holds an SM to two CTAs where more would fit: four stages at M = 9-16, five at
+    // M = 9 (72 KB a CTA with the push area); five stages from M = 12 are that large already.
+    if (c.stages == decode::kStages || c.m == 9) {
+      EXPECT_EQ(plan.decode.spread_ctas, 2) << where;
+    } else {
+      EXPECT_EQ(plan.decode.spread_ctas, 0) << where;
+    }
+    // Unspread, the rules before v46: no pairs at four stages over the deep plan.
+    Options off = decode_options();
+    off.decode_spread = false;
+    Plan unspread;
+    ASSERT_TRUE(sailfish::plan(problem, -1, off, &unspread).ok());
+    EXPECT_EQ(unspread.decode.spread_ctas, 0) << where;
+    if (c.m >= 13) {
+      EXPECT_EQ(unspread.decode.warp_stages, decode::warp_split_deep_stages(2)) << where;
+    }
+  }
 }
 
 }  // namespace
