@@ -195,16 +195,38 @@ SF_HOST_DEVICE constexpr int spread_shared_bytes(int shared, int ctas, int smem_
   const int64_t padded = (least + 127) / 128 * 128;
   return padded > kMaxLaunchSharedBytes ? 0 : static_cast<int>(padded);
 }
-// Whether the plan pads by default (Options::decode_spread unset): a grid of more CTAs than SMs
-// (an even share of two or more) whose busiest SMs are more than half of them. H200, the
-// warp-split kernel under programmatic dependent launch (v46 in docs/perf/decode.md): 256 CTAs
-// of l3-70b.o at M = 1-4 (two an SM where four fit) ran 0.90x padded, l3-70b.down 0.975x, and
-// two clustered splits forced at M = 9-16 (two an SM where three fit) 0.73-0.77x. Where the share
-// is one CTA an SM, the padding takes away the room a CTA of the next launch needs to start early
-// (l3-8b.o, 128 CTAs: 1.07-1.20x, int8 1.13-1.28x), and on uneven grids (l3-8b.qkv, 192 CTAs, 60
-// SMs with two) it lost 2%.
-SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count) {
-  if (sm_count < 1 || grid_ctas <= sm_count) return false;
+// The weight bytes one warp of a warp-split CTA streams: its quarter of a split's k-blocks,
+// rounded up, of block_bytes each (PackedGeometry::block_bytes: 2 KB int4, 4 KB int8).
+SF_HOST_DEVICE constexpr int64_t warp_split_warp_stream_bytes(int64_t k_blocks, int splits,
+                                                              int64_t block_bytes) {
+  const int64_t split_blocks = splits > 0 ? (k_blocks + splits - 1) / splits : k_blocks;
+  return (split_blocks + kWarps - 1) / kWarps * block_bytes;
+}
+// Whether the plan pads by default (Options::decode_spread unset). H200, the warp-split kernel
+// under programmatic dependent launch:
+// - A grid of more CTAs than SMs (an even share of two or more) whose busiest SMs are more than
+//   half of them (v46 in docs/perf/decode.md): 256 CTAs of l3-70b.o at M = 1-4 (two an SM where
+//   four fit) ran 0.90x padded, l3-70b.down 0.975x, and two clustered splits forced at M = 9-16
+//   (two an SM where three fit) 0.73-0.77x. On uneven grids (l3-8b.qkv, 192 CTAs, 60 SMs with
+//   two) it lost 2%.
+// - A share of one CTA an SM where each warp streams at least kShareOneLongWarpBytes (v49): the
+//   padding takes away the room a CTA of the next launch needs to start early, which costs short
+//   CTAs more than their uneven placement does (l3-8b.o, 128 CTAs of 16 KB a warp: 1.09-1.21x,
+//   int8 32 KB 1.00-1.28x; q7.o 1.06-1.24x), while long ones gain from one an SM (int8
+//   14336 x 4096, 128 CTAs of 112 KB a warp: l3-8b.down 0.965-0.974x at M = 1-4, mx.w2 0.970x;
+//   at M = 16 two clustered splits, spread, in place of four splits and the reduce kernel,
+//   0.969x). A build option (-DSAILFISH_DECODE_SHARE_ONE_WARP_KIB=N; 0 turns it off) for device
+//   A/Bs.
+#ifndef SAILFISH_DECODE_SHARE_ONE_WARP_KIB
+#define SAILFISH_DECODE_SHARE_ONE_WARP_KIB 64
+#endif
+constexpr int64_t kShareOneLongWarpBytes = int64_t(SAILFISH_DECODE_SHARE_ONE_WARP_KIB) * 1024;
+SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count,
+                                          int64_t warp_stream_bytes) {
+  if (sm_count < 1 || grid_ctas < 2) return false;
+  if (grid_ctas <= sm_count) {
+    return kShareOneLongWarpBytes > 0 && warp_stream_bytes >= kShareOneLongWarpBytes;
+  }
   const int64_t busiest_sms = grid_ctas - (busiest_sm_ctas(grid_ctas, sm_count) - 1) * sm_count;
   return 2 * busiest_sms > sm_count;
 }

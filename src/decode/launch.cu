@@ -242,6 +242,14 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
   return (g.n_blocks + strips_per_cta - 1) / strips_per_cta * d.m_groups * d.splits;
 }
 
+// Whether config.h's spread_pays pads plan d by default: its grid, and the weight bytes a warp
+// streams (a Stream-K warp's run of its cluster's strips).
+bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm_count) {
+  const int64_t strips = d.stream_k_strips > 0 ? d.stream_k_strips : 1;
+  return spread_pays(warp_split_grid_ctas(g, d), sm_count,
+                     warp_split_warp_stream_bytes(strips * g.k_blocks, d.splits, g.block_bytes()));
+}
+
 // The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
 // even share of its CTAs, ceil(CTAs / SMs) (config.h, spread_shared_bytes), where it would hold
 // more and the padding fits a CTA: wherever `always`, else where config.h's spread_pays. The
@@ -252,7 +260,7 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
 Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
   const Problem& p = plan->problem;
   const int64_t grid_ctas = warp_split_grid_ctas(p.geometry, *d);
-  if (!always && !spread_pays(grid_ctas, plan->sm_count)) return Status();
+  if (!always && !warp_split_spread_pays(p.geometry, *d, plan->sm_count)) return Status();
   const int64_t share = busiest_sm_ctas(grid_ctas, plan->sm_count);
   int ctas_per_sm = 0;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
@@ -394,7 +402,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
         d = four;
         const Status pairs = choose(kStages, true);
         const bool spread_pair = pairs.ok() && ends_on(Epilogue::kCluster) && d.splits == 2 &&
-                                 spread_pays(grid_ctas(d), plan->sm_count);
+                                 warp_split_spread_pays(g, d, plan->sm_count);
         if (!spread_pair) d = deep_plan;
       }
       if (!keep) {
@@ -436,7 +444,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
                            !pair_warps_are_short(g.k_blocks);
     const Status pairs =
         choose(deep_pair ? warp_split_deep_stages(d.token_tiles) : d.warp_stages, true);
-    const bool spreads = spread.value_or(false) || spread_pays(grid_ctas(d), plan->sm_count);
+    const bool spreads = spread.value_or(false) || warp_split_spread_pays(g, d, plan->sm_count);
     if (!pairs.ok() || !ends_on(Epilogue::kCluster) || (d.token_tiles == 2 && !spreads)) {
       d = before;
     }

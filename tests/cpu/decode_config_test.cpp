@@ -273,16 +273,38 @@ TEST(DecodeConfig, SpreadPaddingHoldsAnSmToTheEvenShare) {
 }
 
 // The default rule: a share of two or more CTAs an SM, on a grid whose busiest SMs are more than
-// half of them (132 SMs, as the H200).
+// half of them (132 SMs, as the H200), whatever the warps stream.
 TEST(DecodeConfig, SpreadPaysOnEvenGridsOfTwoOrMoreAnSm) {
-  EXPECT_FALSE(spread_pays(128, 132));  // l3-8b.o at M = 1: one an SM
-  EXPECT_FALSE(spread_pays(132, 132));
-  EXPECT_TRUE(spread_pays(256, 132));   // l3-70b.o at M = 1: 124 SMs with two
-  EXPECT_FALSE(spread_pays(192, 132));  // l3-8b.qkv at M = 1: 60 SMs with two, uneven
-  EXPECT_FALSE(spread_pays(320, 132));  // 56 SMs with three
-  EXPECT_TRUE(spread_pays(384, 132));   // 120 SMs with three
-  EXPECT_TRUE(spread_pays(264, 132));   // two on every SM
-  EXPECT_FALSE(spread_pays(256, 0));
+  constexpr int64_t kShort = 16 * 1024;
+  EXPECT_TRUE(spread_pays(256, 132, kShort));   // l3-70b.o at M = 1: 124 SMs with two
+  EXPECT_FALSE(spread_pays(192, 132, kShort));  // l3-8b.qkv at M = 1: 60 SMs with two, uneven
+  EXPECT_FALSE(spread_pays(320, 132, kShort));  // 56 SMs with three
+  EXPECT_TRUE(spread_pays(384, 132, kShort));   // 120 SMs with three
+  EXPECT_TRUE(spread_pays(264, 132, kShort));   // two on every SM
+  EXPECT_FALSE(spread_pays(192, 132, 1 << 20));  // long warps do not change a share of two
+  EXPECT_FALSE(spread_pays(256, 0, kShort));
+}
+
+// A share of one CTA an SM pads only where each warp streams at least 64 KB (v49): int8
+// 14336 x 4096 at two splits (l3-8b.down, 112 KB a warp) gained, l3-8b.o (16 KB int4, 32 KB
+// int8) lost the next launch's early start.
+TEST(DecodeConfig, SpreadPaysOnAShareOfOneOnlyForLongWarps) {
+  constexpr int64_t kInt4Block = 2048, kInt8Block = 4096;
+  // l3-8b.down int8: K = 14336 is 224 k-blocks; two splits, four warps: 28 blocks a warp.
+  EXPECT_EQ(warp_split_warp_stream_bytes(224, 2, kInt8Block), 112 * 1024);
+  // l3-8b.o: K = 4096 is 64 k-blocks; 8 blocks a warp.
+  EXPECT_EQ(warp_split_warp_stream_bytes(64, 2, kInt4Block), 16 * 1024);
+  EXPECT_EQ(warp_split_warp_stream_bytes(64, 2, kInt8Block), 32 * 1024);
+  // Rounded up: 57 k-blocks in two splits is 29 a split, 8 a warp.
+  EXPECT_EQ(warp_split_warp_stream_bytes(57, 2, kInt4Block), 8 * kInt4Block);
+  EXPECT_EQ(warp_split_warp_stream_bytes(64, 1, kInt4Block), 16 * kInt4Block);
+
+  EXPECT_TRUE(spread_pays(128, 132, warp_split_warp_stream_bytes(224, 2, kInt8Block)));
+  EXPECT_FALSE(spread_pays(128, 132, warp_split_warp_stream_bytes(64, 2, kInt8Block)));
+  EXPECT_FALSE(spread_pays(128, 132, warp_split_warp_stream_bytes(64, 2, kInt4Block)));
+  EXPECT_TRUE(spread_pays(132, 132, kShareOneLongWarpBytes));
+  EXPECT_FALSE(spread_pays(132, 132, kShareOneLongWarpBytes - 1));
+  EXPECT_FALSE(spread_pays(1, 132, 1 << 20));  // one CTA: nothing to spread
 }
 
 // Two clustered splits at two token tiles: four stages where a warp has at most 24 blocks, the

@@ -238,5 +238,50 @@ TEST(DecodeSpread, TwoTokenTilePairsTakeTheirDepthFromTheWarpsLength) {
   }
 }
 
+// A share of one CTA an SM pads only where each warp streams at least 64 KB (config.h,
+// spread_pays; v49 in docs/perf/decode.md). int8 14336 x 4096 (l3-8b.down; two splits of 112 KB
+// a warp) at M = 1 and 4 pads its 128 CTAs to one an SM (0.965-0.974x), and at M = 16 takes two
+// clustered splits, spread, over four splits and the reduce kernel (0.969x); l3-8b.o (16 KB a
+// warp int4, 32 KB int8) keeps the room for the next launch. The padded plans match the float64
+// reference. The measured plans, on the H200's 132 SMs.
+TEST(DecodeSpread, AShareOfOneSpreadsOnlyLongWarps) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters() || testing::device_sm_count() != 132) {
+    GTEST_SKIP() << "the measured plans are for the H200's 132 SMs (sm_90)";
+  }
+  struct Case {
+    int64_t n, k, m;
+    int bits;
+    bool spread;
+  };
+  const Case cases[] = {{4096, 14336, 1, 8, true},  {4096, 14336, 4, 8, true},
+                        {4096, 14336, 16, 8, true}, {4096, 4096, 1, 8, false},
+                        {4096, 4096, 1, 4, false},  {4096, 4096, 16, 4, false}};
+  std::mt19937_64 rng(testing::test_seed() + 307);
+  for (const Case& c : cases) {
+    const std::string where = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                              " m=" + std::to_string(c.m) + " bits=" + std::to_string(c.bits);
+    Problem problem;
+    problem.m = c.m;
+    ASSERT_TRUE(PackedGeometry::make(c.n, c.k, c.bits, 128, &problem.geometry).ok());
+    Plan plan;
+    ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok()) << where;
+    EXPECT_EQ(plan.decode.splits, 2) << where;
+    EXPECT_EQ(plan.decode.epilogue, testing::kEpilogueCluster) << where;
+    EXPECT_EQ(plan.decode.spread_ctas, c.spread ? 1 : 0) << where;
+    const int64_t warp_bytes = decode::warp_split_warp_stream_bytes(
+        problem.geometry.k_blocks, plan.decode.splits, problem.geometry.block_bytes());
+    EXPECT_EQ(warp_bytes >= decode::kShareOneLongWarpBytes, c.spread) << where;
+    if (!c.spread) continue;
+    const testing::WeightFormat& f = testing::kWeightFormats[c.bits == 8 ? 3 : 0];
+    const QuantizedWeight w = testing::random_weight(
+        rng, testing::format_spec(f, c.n, c.k, 128, false, DType::kBF16));
+    const auto result = testing::run_and_check(
+        testing::gemm_case(w, DType::kBF16, c.m, c.m % 2 == 1, decode_options()), rng());
+    ASSERT_TRUE(result.ok) << where << ": " << result.message;
+    EXPECT_EQ(result.spread_ctas, 1) << where;
+  }
+}
+
 }  // namespace
 }  // namespace sailfish
