@@ -159,6 +159,10 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " cluster_push=1");
     }
+    if (d.warp_split && d.warps != 4) {
+      const size_t used = std::strlen(text);
+      std::snprintf(text + used, sizeof(text) - used, " warps=%d", d.warps);
+    }
     if (d.spread_ctas > 0) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " spread=%d", d.spread_ctas);

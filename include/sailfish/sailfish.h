@@ -124,6 +124,11 @@ struct Options {
   // then take two clustered splits over the reduce kernel; 1: wherever an SM would hold more than
   // the share; 0: never (the plans before v46, docs/perf/decode.md).
   std::optional<bool> decode_spread;                 // SAILFISH_DECODE_SPREAD=0|1
+  // Decode warp-split kernel at 1-8 tokens per CTA: eight warps a CTA instead of four, each with
+  // half the k-blocks, on the same grid (src/decode/config.h, wide_warps_pay). Unset: where the
+  // four-warp plan's warps stream long and the wide CTAs keep its grid resident as before; 1:
+  // wherever it applies (the split grid) and fits an SM; 0: never.
+  std::optional<bool> decode_wide_warps;             // SAILFISH_DECODE_WIDE_WARPS=0|1
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)
   std::optional<int64_t> prefill_max_m;              // SAILFISH_PREFILL_MAX_M (default 2048)
@@ -172,6 +177,8 @@ struct DecodePlan {
                                   // CTAs (src/decode/config.h), 0 for the split grid
   bool cluster_push = false;      // epilogue 3 by push: ranks send their sums of a fragment to
                                   // its owner rank, which adds and stores (src/decode/config.h)
+  int warps = 4;                  // warp-split kernel: warps a CTA, 4 or 8 (one token tile:
+                                  // Options::decode_wide_warps, src/decode/config.h)
   int spread_ctas = 0;            // shared memory padded so an SM holds at most this many CTAs,
                                   // the grid's even share (Options::decode_spread); 0: not padded
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA

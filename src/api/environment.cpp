@@ -88,6 +88,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
       options.decode_cluster_push.has_value() ? options.decode_cluster_push : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_SPREAD", &flag));
   r.decode_spread = options.decode_spread.has_value() ? options.decode_spread : flag;
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_WIDE_WARPS", &flag));
+  r.decode_wide_warps = options.decode_wide_warps.has_value() ? options.decode_wide_warps : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DENSE_FORCE_CHUNKED", &flag));
   r.dense_force_chunked = options.dense_force_chunked.value_or(flag.value_or(false));
 

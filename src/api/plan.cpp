@@ -178,6 +178,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     choices.cluster_reduce = resolved.decode_cluster_reduce;
     choices.cluster_push = resolved.decode_cluster_push;
     choices.spread = resolved.decode_spread;
+    choices.wide_warps = resolved.decode_wide_warps;
     SF_RETURN_IF_ERROR(decode::plan_decode(choices, &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,

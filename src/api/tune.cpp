@@ -153,7 +153,7 @@ bool same_launch(const Plan& a, const Plan& b) {
     return x.token_tiles == y.token_tiles && x.m_groups == y.m_groups && x.splits == y.splits &&
            x.epilogue == y.epilogue && x.warp_split == y.warp_split &&
            x.warp_stages == y.warp_stages && x.stream_k_strips == y.stream_k_strips &&
-           x.cluster_push == y.cluster_push;
+           x.cluster_push == y.cluster_push && x.warps == y.warps;
   }
   if (a.tier == Tier::kPrefill) {
     const PrefillPlan &x = a.prefill, &y = b.prefill;

@@ -23,6 +23,16 @@ using ::sailfish::detail::split_begin;
 // owns n16 group j of the strip. 4 warps.
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
+// The warp-split kernel's warps a CTA (warp_split_kernel.cuh): each streams its share of the
+// CTA's k-range. Four, or eight at one token tile where the plan's warps stream long
+// (wide_warps_pay below; the "wide" instance).
+constexpr int kWarpSplitWarps = 4;
+constexpr int kWarpSplitWideWarps = 8;
+// The cross-warp sum's fragments a warp adds and stores: 4 n16 groups x token_tiles tiles over
+// the CTA's warps (fragment f = warp + warps * q; with 8 warps at one tile, warps 4-7 hold none).
+SF_HOST_DEVICE constexpr int warp_split_fragments_per_warp(int token_tiles, int warps) {
+  return (4 * token_tiles + warps - 1) / warps;
+}
 // Pipeline depth: stages of (one 64 x 64 weight block, its activation slice, its scale rows).
 // A build option (-DSAILFISH_DECODE_STAGES=N) so the depth can be swept on the device.
 #ifndef SAILFISH_DECODE_STAGES
@@ -195,12 +205,13 @@ SF_HOST_DEVICE constexpr int spread_shared_bytes(int shared, int ctas, int smem_
   const int64_t padded = (least + 127) / 128 * 128;
   return padded > kMaxLaunchSharedBytes ? 0 : static_cast<int>(padded);
 }
-// The weight bytes one warp of a warp-split CTA streams: its quarter of a split's k-blocks,
+// The weight bytes one warp of a warp-split CTA streams: its share of a split's k-blocks,
 // rounded up, of block_bytes each (PackedGeometry::block_bytes: 2 KB int4, 4 KB int8).
 SF_HOST_DEVICE constexpr int64_t warp_split_warp_stream_bytes(int64_t k_blocks, int splits,
-                                                              int64_t block_bytes) {
+                                                              int64_t block_bytes,
+                                                              int warps = kWarpSplitWarps) {
   const int64_t split_blocks = splits > 0 ? (k_blocks + splits - 1) / splits : k_blocks;
-  return (split_blocks + kWarps - 1) / kWarps * block_bytes;
+  return (split_blocks + warps - 1) / warps * block_bytes;
 }
 // Whether the plan pads by default (Options::decode_spread unset). H200, the warp-split kernel
 // under programmatic dependent launch:
@@ -230,6 +241,30 @@ SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count,
   const int64_t busiest_sms = grid_ctas - (busiest_sm_ctas(grid_ctas, sm_count) - 1) * sm_count;
   return 2 * busiest_sms > sm_count;
 }
+// Eight warps a CTA in place of four (the wide instance: one token tile, the split grid, four
+// stages a warp) where each warp of the four-warp plan streams at least kWideWarpBytes, and the
+// grid keeps as many of its CTAs (clusters) resident at once (launch.cu, choose_wide_warps). Twice
+// the warps an SM on the same grid and cluster, each with half the chain of blocks, for the warps'
+// latency-bound loop (v49's profile of l3-70b.down at M = 1: 1.73 warps a scheduler, 0.49 issues
+// a cycle). H200 (v50 in docs/perf/decode.md; three interleaved rounds against the rule off):
+// l3-70b.down 0.946x at M = 1 (112 KB a warp; 94% of the roofline), 0.951x at M = 4, 0.965x at
+// M = 8; q72.down 0.946x, q32.down 0.907x; int8 l3-8b.down and mx.w2 0.95-0.96x (0.91x at group
+// 64); zero points 0.933x, fp16 0.958-0.965x. Forced onto every one-tile plan it lost wherever
+// warps were short (up to 1.69x; l3-70b.o, 32 KB a warp, 1.00-1.03x), and where the wide CTAs
+// took a grid to a second wave (int8 l3-70b.down, 1.047x), which the plan's check refuses. No
+// other row moved by more than 1.2%. A build option (-DSAILFISH_DECODE_WIDE_WARP_KIB=N; 0 turns
+// the rule off) for device A/Bs.
+#ifndef SAILFISH_DECODE_WIDE_WARP_KIB
+#define SAILFISH_DECODE_WIDE_WARP_KIB 96
+#endif
+constexpr int64_t kWideWarpBytes = int64_t(SAILFISH_DECODE_WIDE_WARP_KIB) * 1024;
+SF_HOST_DEVICE constexpr bool wide_warps_pay(int token_tiles, int64_t warp_stream_bytes) {
+  return kWideWarpBytes > 0 && token_tiles == 1 && warp_stream_bytes >= kWideWarpBytes;
+}
+// The one instance built with eight warps (kernel_instances.cuh).
+SF_HOST_DEVICE constexpr bool warp_split_has_wide(int token_tiles, int stages, bool stream_k) {
+  return token_tiles == 1 && stages == kStages && !stream_k;
+}
 // Two clustered splits at two token tiles, spread (launch.cu, plan_decode): four stages a warp
 // where a warp's share of a split is short, the deep depth where it is long. H200 A/B (v47 in
 // docs/perf/decode.md, three interleaved rounds): l3-70b.o (16 blocks a warp) at M = 13 and 16
@@ -240,7 +275,7 @@ SF_HOST_DEVICE constexpr bool spread_pays(int64_t grid_ctas, int sm_count,
 constexpr int kPairShortWarpBlocks = 24;
 // A warp's blocks in a two-split plan: its quarter of half the strip's k-blocks, rounded up.
 SF_HOST_DEVICE constexpr int64_t pair_blocks_per_warp(int64_t k_blocks) {
-  return (k_blocks + 2 * kWarps - 1) / (2 * kWarps);
+  return (k_blocks + 2 * kWarpSplitWarps - 1) / (2 * kWarpSplitWarps);
 }
 SF_HOST_DEVICE constexpr bool pair_warps_are_short(int64_t k_blocks) {
   return pair_blocks_per_warp(k_blocks) <= kPairShortWarpBlocks;
@@ -273,7 +308,7 @@ SF_HOST_DEVICE constexpr int64_t warp_split_in_flight_bytes(int64_t grid_ctas, i
                                                             int stage_bytes) {
   const int64_t spread = sm_count > 0 ? busiest_sm_ctas(grid_ctas, sm_count) : 0;
   const int64_t resident = spread < ctas_per_sm ? spread : ctas_per_sm;
-  return resident * kWarps * (stages - 1) * int64_t(stage_bytes);
+  return resident * kWarpSplitWarps * (stages - 1) * int64_t(stage_bytes);
 }
 // Whether plan_decode takes the lighter deep depth over the deepest (each plan with its own grid
 // and CTAs an SM): where it sits better on the SMs (warp_split_residency), else, with bf16
@@ -318,14 +353,16 @@ SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
 // The largest a warp-split CTA with `stages` stages a warp can need (token_tiles * 8 rows, group
 // 16 with zero points); each instance's shared-memory attribute is set to it once.
 SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles,
-                                                         int stages = kStages) {
-  return kWarps * warp_split_region_bytes(warp_split_stage_bytes(bits, token_tiles * kTokensPerTile,
-                                                                 kMaxMetaRows, true),
-                                          stages);
+                                                         int stages = kStages,
+                                                         int warps = kWarpSplitWarps) {
+  const int stage =
+      warp_split_stage_bytes(bits, token_tiles * kTokensPerTile, kMaxMetaRows, true);
+  return warps * warp_split_region_bytes(stage, stages);
 }
 static_assert(warp_split_max_shared_bytes(8, kWarpSplitMaxTiles) <= 227 * 1024 &&
                   warp_split_max_shared_bytes(8, 1, warp_split_deep_stages(1)) <= 227 * 1024 &&
-                  warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) <= 227 * 1024,
+                  warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) <= 227 * 1024 &&
+                  warp_split_max_shared_bytes(8, 1, kStages, kWarpSplitWideWarps) <= 227 * 1024,
               "every warp-split instance fits an SM at its deepest pipeline");
 static_assert(shared_bytes(4, 1) == kStages * (2048 + 1024 + 1536),
               "int4, 8 tokens: 4.5 KB a stage");
@@ -609,6 +646,9 @@ static_assert(warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) +
                       227 * 1024 &&
                   warp_split_max_shared_bytes(8, 1, warp_split_deep_stages(1)) +
                           cluster_receive_max_bytes(1) <=
+                      227 * 1024 &&
+                  warp_split_max_shared_bytes(8, 1, kStages, kWarpSplitWideWarps) +
+                          cluster_receive_max_bytes(1) <=
                       227 * 1024,
               "the push form's largest CTAs still fit an SM with the receive area");
 
@@ -651,14 +691,15 @@ int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
   return pairs_fill && max_clusters(2) >= clusters_needed ? 2 : 0;
 }
 
-// The Stream-K grid for a problem (stream_k_strips S, C CTAs a cluster), or {0, 0} where none
-// fits. Host only; plan_decode asks for it only where Stream-K is forced (DecodeChoices): on the
-// H200 it measured slower than the split grid on every Llama-3 shape (v18, docs/perf/decode.md).
+// The Stream-K grid for a problem (stream_k_strips S, C CTAs a cluster), or {0, 0} where none fits.
+// Host only; plan_decode asks for it only where Stream-K is forced (DecodeChoices): on the H200 it
+// measured slower than the split grid on every Llama-3 shape (v18, docs/perf/decode.md).
 // Candidates: C = 2..kMaxClusterSplits (or forced_cluster), S = 1..kStreamKMaxStrips (or
-// forced_strips), each warp's run at least kWarpSplitMinBlocksPerSplit / kWarps blocks (the split
-// heuristic's six), 32-bit run arithmetic, at most one CTA per slot and every cluster resident at
-// once (max_clusters(C), the occupancy query for the Stream-K instance). The cheapest is the one
-// whose busiest SM streams the fewest blocks (busiest_sm_blocks), ties going to shorter CTAs.
+// forced_strips), each warp's run at least kWarpSplitMinBlocksPerSplit / kWarpSplitWarps blocks
+// (the split heuristic's six), 32-bit run arithmetic, at most one CTA per slot and every cluster
+// resident at once (max_clusters(C), the occupancy query for the Stream-K instance). The cheapest
+// is the one whose busiest SM streams the fewest blocks (busiest_sm_blocks), ties going to shorter
+// CTAs.
 struct StreamKPlan {
   int strips = 0;  // S; 0: no Stream-K grid fits
   int cluster = 0;  // C
@@ -675,7 +716,7 @@ StreamKPlan stream_k_plan(int64_t n_blocks, int64_t m_groups, int64_t k_blocks, 
       if (forced_strips > 0 && s != forced_strips) continue;
       const int64_t units = s * k_blocks;
       if (units < int64_t(c) * kWarpSplitMinBlocksPerSplit) continue;
-      if (units * c * kWarps >= kStreamKMaxUnitRuns) continue;
+      if (units * c * kWarpSplitWarps >= kStreamKMaxUnitRuns) continue;
       const int64_t clusters = (n_blocks + s - 1) / s * m_groups;
       const int64_t ctas = clusters * c;
       if (ctas > int64_t(sm_count) * ctas_per_sm) continue;

@@ -1,6 +1,7 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
 // holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4 (with a
-// deep-pipeline instance at 1-2 token tiles, int8 at 1: config.h, warp_split_has_deep), once for
+// deep-pipeline instance at 1-2 token tiles, int8 at 1: config.h, warp_split_has_deep, and an
+// eight-warp one at one token tile: warp_split_has_wide), once for
 // symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here,
 // defined by kernel_instances.cuh.
 #pragma once
@@ -14,22 +15,25 @@
 namespace sailfish::decode {
 
 // shared_bytes: the CTA's dynamic shared memory (plan_decode), at most the instance's maximum.
+// warps: the warp-split kernel's warps a CTA (config.h: kWarpSplitWarps, or kWarpSplitWideWarps
+// where warp_split_has_wide); the strip kernel takes kWarpSplitWarps and ignores it.
 template <typename T, int kBits>
-Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, dim3 grid,
-                          int shared_bytes, bool pdl, cudaStream_t stream);
+Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, int warps,
+                          dim3 grid, int shared_bytes, bool pdl, cudaStream_t stream);
 
 // CTAs of the kernel that fit on one SM with shared_bytes of dynamic shared memory each;
-// zero_points, warp_stages and stream_k pick the warp-split kernel's instance (launch_main_kernel
-// takes them from params; Stream-K where params.stream_k_strips > 0).
+// zero_points, warp_stages, stream_k and warps pick the warp-split kernel's instance
+// (launch_main_kernel takes the first three from params; Stream-K where
+// params.stream_k_strips > 0).
 template <typename T, int kBits>
 Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points, int warp_stages,
-                             bool stream_k, int shared_bytes, int* ctas_per_sm);
+                             bool stream_k, int warps, int shared_bytes, int* ctas_per_sm);
 
 // Clusters of cluster_size CTAs of the warp-split kernel (Epilogue::kCluster, or a Stream-K
 // cluster) that can be resident at once on the current device; 0 when such a cluster cannot be
 // scheduled.
 template <typename T, int kBits>
 Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages, bool stream_k,
-                               int shared_bytes, int cluster_size, int* clusters);
+                               int warps, int shared_bytes, int cluster_size, int* clusters);
 
 }  // namespace sailfish::decode

@@ -22,18 +22,18 @@ template <typename T>
 Status occupancy_for(int bits, const DecodePlan& d, bool zero, int* ctas) {
   const bool sk = d.stream_k_strips > 0;
   return bits == 4 ? main_kernel_occupancy<T, 4>(d.token_tiles, d.warp_split, zero, d.warp_stages,
-                                                 sk, d.shared_bytes, ctas)
+                                                 sk, d.warps, d.shared_bytes, ctas)
                    : main_kernel_occupancy<T, 8>(d.token_tiles, d.warp_split, zero, d.warp_stages,
-                                                 sk, d.shared_bytes, ctas);
+                                                 sk, d.warps, d.shared_bytes, ctas);
 }
 
 template <typename T>
 Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int* clusters) {
   const bool sk = d.stream_k_strips > 0;
   return bits == 4 ? warp_split_max_clusters<T, 4>(d.token_tiles, zero, d.warp_stages, sk,
-                                                   d.shared_bytes, size, clusters)
+                                                   d.warps, d.shared_bytes, size, clusters)
                    : warp_split_max_clusters<T, 8>(d.token_tiles, zero, d.warp_stages, sk,
-                                                   d.shared_bytes, size, clusters);
+                                                   d.warps, d.shared_bytes, size, clusters);
 }
 
 // CTAs of d's kernel instance one SM holds, for the problem's activation type, bit width and
@@ -67,9 +67,9 @@ auto resident_clusters(const Problem& p, const DecodePlan& d, Status* first_erro
 template <typename T>
 Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
                   cudaStream_t stream) {
-  return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, grid,
+  return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, d.warps, grid,
                                               d.shared_bytes, pdl, stream)
-                   : launch_main_kernel<T, 8>(params, d.token_tiles, d.warp_split, grid,
+                   : launch_main_kernel<T, 8>(params, d.token_tiles, d.warp_split, d.warps, grid,
                                               d.shared_bytes, pdl, stream);
 }
 
@@ -173,8 +173,8 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
     *sk = *d;
     sk->stream_k_strips = 1;  // picks the Stream-K instance for the queries
     sk->warp_stages = stages;
-    sk->shared_bytes = kWarps * (warp_split_region_bytes(sk->warp_stage_bytes, stages) +
-                                 stream_k_park_bytes(sk->token_tiles));
+    sk->shared_bytes = sk->warps * (warp_split_region_bytes(sk->warp_stage_bytes, stages) +
+                                    stream_k_park_bytes(sk->token_tiles));
     int ctas_per_sm = 0;
     SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *sk, &ctas_per_sm));
     if (ctas_per_sm < 1) {
@@ -242,12 +242,64 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
   return (g.n_blocks + strips_per_cta - 1) / strips_per_cta * d.m_groups * d.splits;
 }
 
+// The wide instance (config.h, kWarpSplitWideWarps warps a CTA) for the split plan *d: one token
+// tile, the split grid, four stages a warp (not where the caller forced another count), the same
+// splits, epilogue and push form. Unasked, where config.h's wide_warps_pay and the wide CTAs keep
+// the grid in as few waves and as many of its clusters resident at once as the plan had; asked
+// (tests, tuning), wherever the wide CTA fits an SM with the plan's clusters resident. Before
+// spread_over_sms, which then pads the plan it keeps. The current device must be plan->device.
+Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Plan* plan,
+                         DecodePlan* d) {
+  const Problem& p = plan->problem;
+  const PackedGeometry& g = p.geometry;
+  if ((asked.has_value() && !*asked) || !d->warp_split || d->token_tiles != 1 ||
+      d->stream_k_strips > 0 || d->warps != kWarpSplitWarps ||
+      (stages_forced && d->warp_stages != kStages)) {
+    return Status();
+  }
+  if (!asked.has_value() &&
+      !wide_warps_pay(d->token_tiles,
+                      warp_split_warp_stream_bytes(g.k_blocks, d->splits, g.block_bytes()))) {
+    return Status();
+  }
+  DecodePlan wide = *d;
+  wide.warps = kWarpSplitWideWarps;
+  wide.warp_stages = kStages;
+  wide.spread_ctas = 0;
+  wide.shared_bytes = wide.warps * warp_split_region_bytes(wide.warp_stage_bytes, kStages) +
+                      (d->cluster_push ? cluster_receive_bytes(d->splits, d->token_tiles) : 0);
+  int before = 0, after = 0;
+  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &before));
+  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, wide, &after));
+  if (after < 1) return Status();
+  const int64_t grid_ctas = warp_split_grid_ctas(g, *d);
+  const int64_t slots_before = int64_t(plan->sm_count) * before;
+  const int64_t slots_after = int64_t(plan->sm_count) * after;
+  const int64_t waves_before = (grid_ctas + slots_before - 1) / std::max<int64_t>(slots_before, 1);
+  const int64_t waves_after = (grid_ctas + slots_after - 1) / slots_after;
+  if (!asked.has_value() && waves_after > waves_before) return Status();
+  if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
+    Status first_error;
+    const int64_t clusters = grid_ctas / d->splits;
+    const int resident_before = resident_clusters(p, *d, &first_error)(d->splits);
+    const int resident_after = resident_clusters(p, wide, &first_error)(d->splits);
+    SF_RETURN_IF_ERROR(first_error);
+    if (resident_after < 1) return Status();
+    if (!asked.has_value() && resident_after < std::min<int64_t>(resident_before, clusters)) {
+      return Status();
+    }
+  }
+  *d = wide;
+  return Status();
+}
+
 // Whether config.h's spread_pays pads plan d by default: its grid, and the weight bytes a warp
 // streams (a Stream-K warp's run of its cluster's strips).
 bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm_count) {
   const int64_t strips = d.stream_k_strips > 0 ? d.stream_k_strips : 1;
-  return spread_pays(warp_split_grid_ctas(g, d), sm_count,
-                     warp_split_warp_stream_bytes(strips * g.k_blocks, d.splits, g.block_bytes()));
+  return spread_pays(
+      warp_split_grid_ctas(g, d), sm_count,
+      warp_split_warp_stream_bytes(strips * g.k_blocks, d.splits, g.block_bytes(), d.warps));
 }
 
 // The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
@@ -307,6 +359,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
   d.m_groups = static_cast<int>((std::max<int64_t>(p.m, 1) + tokens_per_cta - 1) / tokens_per_cta);
   d.warp_split = choices.warp_split && d.token_tiles <= kWarpSplitMaxTiles;
+  d.warps = kWarpSplitWarps;  // choose_wide_warps may take the wide instance
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   if (d.warp_split) {
     // Stages hold only what this problem reads: its activation rows, its scale rows (and zero
@@ -353,7 +406,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   auto choose = [&](int stages, bool pair_fallback = false) {
     if (d.warp_split) {
       d.warp_stages = stages;
-      d.shared_bytes = kWarps * warp_split_region_bytes(d.warp_stage_bytes, stages);
+      d.shared_bytes = d.warps * warp_split_region_bytes(d.warp_stage_bytes, stages);
     }
     return choose_splits_and_epilogue(forced_splits, cluster_reduce, pair_fallback, plan, &d);
   };
@@ -451,6 +504,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   }
   if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
   if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
+  if (chosen.ok()) chosen = choose_wide_warps(choices.wide_warps, stages_forced, plan, &d);
   if (chosen.ok() && spread.value_or(true)) chosen = spread_over_sms(plan, spread.has_value(), &d);
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);

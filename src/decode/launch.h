@@ -33,6 +33,10 @@ struct DecodeChoices {
   // Shared memory padded to the grid's even share of CTAs an SM (launch.cu, spread_over_sms):
   // unset, where config.h's spread_pays; true, wherever an SM would hold more; false, never.
   std::optional<bool> spread;
+  // The wide instance, eight warps a CTA (launch.cu, choose_wide_warps): unset, where config.h's
+  // wide_warps_pay; true, wherever it applies (one token tile, the split grid) and fits; false,
+  // never.
+  std::optional<bool> wide_warps;
 };
 
 // Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and

@@ -1,7 +1,7 @@
-// The warp-split kernel's epilogue (warp_split_kernel.cuh): how the four warps' sums, and then the
+// The warp-split kernel's epilogue (warp_split_kernel.cuh): how the warps' sums, and then the
 // split CTAs' sums, are added in a fixed order and stored.
 //   - park_sums / sum_parked_warps: every warp parks its sums in its own idle stages; fragment f
-//     is added over the warps in warp order by warp f % kWarps (v20);
+//     is added over the warps in warp order by warp f % warps (v20);
 //   - cluster_reduce_and_store: Epilogue::kCluster, barrier form: every rank reads the others'
 //     parked sums through distributed shared memory between two cluster barriers;
 //   - cluster_push_and_store: Epilogue::kCluster, push form (v21, v22): each rank sends its sums
@@ -47,9 +47,9 @@ __device__ __forceinline__ void park_sums(float* parked, const float (&total)[4]
       lane, [&](int j, int tt, int i, int word) { parked[word] = total[j][tt][i]; });
 }
 
-// The CTA's sum of fragment f = j * kTiles + tt, added over its warps in warp order from their
-// sums parked by park_sums in their own regions (warp w's at smem + w * region_bytes).
-template <int kTiles>
+// The CTA's sum of fragment f = j * kTiles + tt, added over its kWarpCount warps in warp order
+// from their sums parked by park_sums in their own regions (warp w's at smem + w * region_bytes).
+template <int kTiles, int kWarpCount>
 __device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region_bytes, int f,
                                                  int lane, float (&sum)[4]) {
 #pragma unroll
@@ -57,7 +57,7 @@ __device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region
     sum[i] = reinterpret_cast<const float*>(smem)[parked_word(f, i, lane)];
   }
 #pragma unroll
-  for (int w = 1; w < kWarps; ++w) {
+  for (int w = 1; w < kWarpCount; ++w) {
     const float* parked = reinterpret_cast<const float*>(smem + w * region_bytes);
 #pragma unroll
     for (int i = 0; i < 4; ++i) sum[i] += parked[parked_word(f, i, lane)];
@@ -67,10 +67,11 @@ __device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region
 // Epilogue::kCluster: the split CTAs of one strip (cluster rank = split) add their sums in split
 // order through distributed shared memory and store Y + bias. Each CTA's sums (after the
 // cross-warp add) are parked in warp 0's region as [j][tt][i][lane]. After one cluster barrier,
-// fragment (j, tt) is summed by warp w of rank r where j * kTiles + tt = r + splits * (w + kWarps
-// * q): 0 + s_0 + s_1 + ... in split order, the reduce kernel's order, then store_fragment adds
-// the bias. A second barrier keeps every CTA resident until the last remote read.
-template <typename T, int kTiles>
+// fragment (j, tt) is summed by warp w of rank r where j * kTiles + tt = r + splits * (w +
+// kWarpCount * q): 0 + s_0 + s_1 + ... in split order, the reduce kernel's order, then
+// store_fragment adds the bias. A second barrier keeps every CTA resident until the last remote
+// read.
+template <typename T, int kTiles, int kWarpCount>
 __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, uint8_t* smem,
                                                          int strip, int token0, int split,
                                                          int warp, int lane) {
@@ -78,7 +79,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
   float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
   gpu::cluster_sync();
   const uint32_t parked_address = gpu::shared_address(parked);
-  for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarps) {
+  for (int f = split + p.splits * warp; f < 4 * kTiles; f += p.splits * kWarpCount) {
     float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < kMaxClusterSplits; ++r) {
@@ -100,22 +101,23 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 }
 
 // Epilogue::kCluster, push form (v21; spread over the ranks in v22; DecodeParams::cluster_push):
-// the same sums as cluster_reduce_and_store, in the same order, without cluster barriers.
-// `sums` holds the CTA's sums of the warp's fragments f = warp + kWarps * q (after the cross-warp
-// add). Each fragment has an owner rank (config.h: cluster_push_owner; rank 0 at 2 ranks, rank
-// f % splits from 3): every other rank sends its sums of f into the owner's receive area with
-// st.async, which completes bytes on the owner's mbarrier; the owner waits for them, adds 0 + s_0
-// + s_1 + ... and stores. A rank exits once its sends are issued and its own fragments stored. The
-// barrier form has every rank meet at a cluster barrier, read the others' sums and meet at a
-// second barrier before exiting, on the critical path of every small layer (~1 us of 5 on l3-8b.o
-// at M = 1). Each owner's barrier was initialized at the kernel's start and made visible by
+// the same sums as cluster_reduce_and_store, in the same order, without cluster barriers. `sums`
+// holds the CTA's sums of the warp's fragments f = warp + kWarpCount * q < 4 kTiles (after the
+// cross-warp add). Each fragment has an owner rank (config.h: cluster_push_owner; rank 0 at 2
+// ranks, rank f % splits from 3): every other rank sends its sums of f into the owner's receive
+// area with st.async, which completes bytes on the owner's mbarrier; the owner waits for them, adds
+// 0 + s_0 + s_1 + ... and stores. A rank exits once its sends are issued and its own fragments
+// stored. The barrier form has every rank meet at a cluster barrier, read the others' sums and meet
+// at a second barrier before exiting, on the critical path of every small layer (~1 us of 5 on
+// l3-8b.o at M = 1). Each owner's barrier was initialized at the kernel's start and made visible by
 // cluster_arrive_relaxed(); cluster_wait() here pairs with it.
-template <typename T, int kTiles>
-__device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
-                                                       const float (&sums)[kTiles][4],
-                                                       uint8_t* receive, int strip, int token0,
-                                                       int split, int warp, int lane) {
+template <typename T, int kTiles, int kWarpCount>
+__device__ __forceinline__ void cluster_push_and_store(
+    const DecodeParams& p,
+    const float (&sums)[warp_split_fragments_per_warp(kTiles, kWarpCount)][4], uint8_t* receive,
+    int strip, int token0, int split, int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int kWarpFragments = warp_split_fragments_per_warp(kTiles, kWarpCount);
   const int splits = p.splits;
   const uint32_t receive_address = gpu::shared_address(receive);
   const uint32_t barrier = receive_address + cluster_receive_slot_bytes(splits, kTiles);
@@ -128,8 +130,9 @@ __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
       const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
       const uint32_t slots = gpu::map_shared_to_rank(receive_address + lane * 16, 0);
 #pragma unroll
-      for (int q = 0; q < kTiles; ++q) {
-        const int f = warp + kWarps * q;
+      for (int q = 0; q < kWarpFragments; ++q) {
+        const int f = warp + kWarpCount * q;
+        if (f >= 4 * kTiles) break;
         gpu::store_async_to_rank(slots + f * kClusterFragmentBytes, sums[q], remote_barrier);
       }
       return;
@@ -137,10 +140,12 @@ __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
     if (threadIdx.x == 0) {
       gpu::mbarrier_arrive_expect_tx(barrier, 4 * kTiles * kClusterFragmentBytes);
     }
+    if (warp >= 4 * kTiles) return;  // a warp with no fragment (8 warps, one token tile)
     gpu::mbarrier_wait_cluster(barrier, 0);
 #pragma unroll
-    for (int q = 0; q < kTiles; ++q) {
-      const int f = warp + kWarps * q;
+    for (int q = 0; q < kWarpFragments; ++q) {
+      const int f = warp + kWarpCount * q;
+      if (f >= 4 * kTiles) break;
       const float4 other =
           *reinterpret_cast<const float4*>(receive + f * kClusterFragmentBytes + lane * 16);
       const float sum[4] = {0.0f + sums[q][0] + other.x, 0.0f + sums[q][1] + other.y,
@@ -152,8 +157,9 @@ __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
   }
   bool owns_any = false;  // whether this warp holds a fragment this rank owns
 #pragma unroll
-  for (int q = 0; q < kTiles; ++q) {
-    const int f = warp + kWarps * q;
+  for (int q = 0; q < kWarpFragments; ++q) {
+    const int f = warp + kWarpCount * q;
+    if (f >= 4 * kTiles) break;
     const int owner = cluster_push_owner(f, splits);
     if (owner == split) {
       owns_any = true;
@@ -172,8 +178,9 @@ __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
   if (!owns_any) return;
   gpu::mbarrier_wait_cluster(barrier, 0);
 #pragma unroll
-  for (int q = 0; q < kTiles; ++q) {
-    const int f = warp + kWarps * q;
+  for (int q = 0; q < kWarpFragments; ++q) {
+    const int f = warp + kWarpCount * q;
+    if (f >= 4 * kTiles) break;
     if (cluster_push_owner(f, splits) != split) continue;
     // The senders' slots of f, in rank order with this rank left out: consecutive from here.
     const float* slots = reinterpret_cast<const float*>(
@@ -201,11 +208,11 @@ __device__ __forceinline__ void cluster_push_and_store(const DecodeParams& p,
 #endif
 }
 
-// Stream-K (kStreamK): after one cluster barrier, the tiles of the cluster's strips that several
-// runs share are summed over those runs in unit order (0 + first run + ...: deterministic) and
-// stored with the bias. Fragment f of tile t is item t * 4 kTiles + f, taken by the cluster's
-// warps in turn. A run's sums of tile t sit in its slot 0 (past the CTA's stage regions) if it
-// reached the tile's end, else in slot 1 (its own region's start): config.h,
+// Stream-K (kStreamK; four warps a CTA): after one cluster barrier, the tiles of the cluster's
+// strips that several runs share are summed over those runs in unit order (0 + first run + ...:
+// deterministic) and stored with the bias. Fragment f of tile t is item t * 4 kTiles + f, taken by
+// the cluster's warps in turn. A run's sums of tile t sit in its slot 0 (past the CTA's stage
+// regions) if it reached the tile's end, else in slot 1 (its own region's start): config.h,
 // stream_k_parked_at_tile_end. A second barrier keeps every CTA resident until the last remote
 // read.
 template <typename T, int kTiles>
@@ -216,12 +223,12 @@ __device__ __forceinline__ void stream_k_reduce_and_store(const DecodeParams& p,
   constexpr int kFragments = 4 * kTiles;
   gpu::cluster_sync();
   const int cluster = blockIdx.x, rank = blockIdx.y;
-  const int runs = p.splits * kWarps;
+  const int runs = p.splits * kWarpSplitWarps;
   const int strips = stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, cluster);
   const uint32_t units = static_cast<uint32_t>(strips) * p.k_blocks;
   const uint32_t smem_address = gpu::shared_address(smem);
-  const uint32_t slot0_address = smem_address + kWarps * region_bytes;
-  for (int item = rank * kWarps + warp; item < strips * kFragments; item += runs) {
+  const uint32_t slot0_address = smem_address + kWarpSplitWarps * region_bytes;
+  for (int item = rank * kWarpSplitWarps + warp; item < strips * kFragments; item += runs) {
     const int t = item / kFragments, f = item % kFragments;
     const uint32_t tile_begin = static_cast<uint32_t>(t) * p.k_blocks;
     const uint32_t tile_end = tile_begin + p.k_blocks;
@@ -235,11 +242,11 @@ __device__ __forceinline__ void stream_k_reduce_and_store(const DecodeParams& p,
       const uint32_t b = e;
       e = stream_k_run_begin(units, runs, r + 1);
       if (b == e) continue;  // an empty run parks nothing
-      const int w = r % kWarps;
+      const int w = r % kWarpSplitWarps;
       const uint32_t local = stream_k_parked_at_tile_end(e, tile_end)
                                  ? slot0_address + w * stream_k_park_bytes(kTiles)
                                  : smem_address + w * region_bytes;
-      const uint32_t remote = gpu::map_shared_to_rank(local, r / kWarps);
+      const uint32_t remote = gpu::map_shared_to_rank(local, r / kWarpSplitWarps);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         sum[i] += gpu::load_shared_cluster(remote + parked_word(f, i, lane) * 4);

@@ -24,7 +24,7 @@
 // distributed shared memory (warp_split_epilogue.cuh).
 //
 // Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
-// kWarps * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x3 with zero points))),
+// kWarpCount * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x3 with zero points))),
 // 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
 #pragma once
 
@@ -57,8 +57,8 @@ namespace sailfish::decode {
 // 166 -> 182, 2 instead of 3), and such a build ran up to 1.24x the default's time
 // (docs/perf/decode.md, v34).
 template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages,
-          bool kStreamK = false>
-__global__ void __launch_bounds__(kThreads)
+          bool kStreamK = false, int kWarpCount = kWarpSplitWarps>
+__global__ void __launch_bounds__(kWarpCount * 32)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
   using P = gpu::Pair<T>;
   constexpr int kW = weight_stage_bytes(kBits);
@@ -71,6 +71,7 @@ __global__ void __launch_bounds__(kThreads)
   const int stages = kStagesVary ? p.warp_stages : kStageCount;
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
   static_assert(!kStreamK || kTiles <= 2, "Stream-K flushes scaled sums at tile boundaries");
+  static_assert(!kStreamK || kWarpCount == kWarpSplitWarps, "Stream-K is built with four warps");
   // A CTA with kTiles token tiles holds at least (kTiles - 1) * 8 + 1 activation rows a stage
   // (token_tiles_for).
   constexpr int kMinStageBytes = kW + ((kTiles - 1) * kTokensPerTile + 1) * 128;
@@ -84,11 +85,11 @@ __global__ void __launch_bounds__(kThreads)
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split
   // blockIdx.y, and the warp takes a quarter of the split's k-range. Stream-K: run
-  // split * kWarps + warp of the cluster's flat units (config.h), which may cross strips.
+  // split * kWarpCount + warp of the cluster's flat units (config.h), which may cross strips.
   int first_strip, kb_begin, num_blocks;
   if constexpr (kStreamK) {
     // 32-bit arithmetic: stream_k_plan keeps units * runs below 2^31 (config.h).
-    const uint32_t runs = p.splits * kWarps, run = split * kWarps + warp;
+    const uint32_t runs = p.splits * kWarpCount, run = split * kWarpCount + warp;
     const uint32_t units =
         stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, blockIdx.x) * p.k_blocks;
     const uint32_t run_begin = stream_k_run_begin(units, runs, run);
@@ -100,8 +101,8 @@ __global__ void __launch_bounds__(kThreads)
     const int cta_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));
     const int cta_end = static_cast<int>(split_begin(p.k_blocks, p.splits, split + 1));
     first_strip = blockIdx.x;
-    kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarps;
-    num_blocks = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarps - kb_begin;
+    kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarpCount;
+    num_blocks = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarpCount - kb_begin;
   }
   const int strip = first_strip;  // the split grid's strip
   // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(kThreads)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (push) {
     if (cluster_push_owned(split, p.splits, kTiles) > 0 && threadIdx.x == 0) {
-      gpu::mbarrier_init(gpu::shared_address(smem + kWarps * region_bytes) +
+      gpu::mbarrier_init(gpu::shared_address(smem + kWarpCount * region_bytes) +
                              cluster_receive_slot_bytes(p.splits, kTiles),
                          1);
       gpu::fence_barrier_init();
@@ -394,7 +395,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     } else {
       detail::park_sums<kTiles>(
-          reinterpret_cast<float*>(smem + kWarps * region_bytes +
+          reinterpret_cast<float*>(smem + kWarpCount * region_bytes +
                                    warp * stream_k_park_bytes(kTiles)),
           total, lane);
     }
@@ -728,21 +729,25 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // Cross-warp sum: every warp parks its sums in its own (now idle) stage region; fragment f is
-  // then added over the warps in warp order by warp f % kWarps (detail::sum_parked_warps), which
-  // stores it, or hands it to the cluster epilogue: parked in place in warp 0's region (only warp
-  // f % kWarps touches fragment f's words) or, in the push form, kept in registers. Until v20,
-  // warp 0 added and stored every fragment while the other warps waited: at 2 token tiles ~450
+  // then added over the warps in warp order by warp f % kWarpCount (sum_parked_warps), which stores
+  // it, or hands it to the cluster epilogue: parked in place in warp 0's region (only warp f %
+  // kWarpCount touches fragment f's words) or, in the push form, kept in registers. Until v20, warp
+  // 0 added and stored every fragment while the other warps waited: at 2 token tiles ~450
   // instructions on one warp, 40% of the stall samples of a launch with one block a warp
-  // (docs/perf/decode.md). The sums and their order are unchanged, so the results are bitwise
-  // those of v18.
+  // (docs/perf/decode.md). The sums and their order are unchanged, so the results are bitwise those
+  // of v18.
   __syncthreads();  // every warp's copies have landed and no warp still reads its stages
   detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
   __syncthreads();
-  float sums[kTiles][4];  // the CTA's sums of fragments warp + kWarps * q
+  // The CTA's sums of fragments warp + kWarpCount * q, of the 4 * kTiles (with 8 warps at one
+  // token tile, warps 4-7 hold none).
+  constexpr int kWarpFragments = warp_split_fragments_per_warp(kTiles, kWarpCount);
+  float sums[kWarpFragments][4];
 #pragma unroll
-  for (int q = 0; q < kTiles; ++q) {
-    const int f = warp + kWarps * q;  // 4 * kTiles fragments, kTiles a warp
-    detail::sum_parked_warps<kTiles>(smem, region_bytes, f, lane, sums[q]);
+  for (int q = 0; q < kWarpFragments; ++q) {
+    const int f = warp + kWarpCount * q;
+    if (f >= 4 * kTiles) break;  // uniform
+    detail::sum_parked_warps<kTiles, kWarpCount>(smem, region_bytes, f, lane, sums[q]);
     if (!clustered) {
       detail::store_fragment<T>(p, sums[q], strip * 64 + (f / kTiles) * 16,
                                 token0 + (f % kTiles) * kTokensPerTile, lane, split);
@@ -757,12 +762,14 @@ __global__ void __launch_bounds__(kThreads)
   // Uniform: every thread takes part in the cluster barriers.
   if constexpr (kPushBuilt) {
     if (push) {
-      detail::cluster_push_and_store<T, kTiles>(p, sums, smem + kWarps * region_bytes, strip,
+      detail::cluster_push_and_store<T, kTiles, kWarpCount>(p, sums,
+                                                            smem + kWarpCount * region_bytes, strip,
                                                 token0, split, warp, lane);
       return;
     }
   }
-  detail::cluster_reduce_and_store<T, kTiles>(p, smem, strip, token0, split, warp, lane);
+  detail::cluster_reduce_and_store<T, kTiles, kWarpCount>(p, smem, strip, token0, split, warp,
+                                                          lane);
 }
 
 }  // namespace sailfish::decode

@@ -307,6 +307,46 @@ TEST(DecodeConfig, SpreadPaysOnAShareOfOneOnlyForLongWarps) {
   EXPECT_FALSE(spread_pays(1, 132, 1 << 20));  // one CTA: nothing to spread
 }
 
+// The wide instance (eight warps a CTA, v50): one token tile, the split grid at four stages, and
+// by default only where the four-warp plan's warps stream at least kWideWarpBytes.
+TEST(DecodeConfig, WideWarpsOnlyForLongWarpsAtOneTokenTile) {
+  constexpr int64_t kInt4Block = 2048, kInt8Block = 4096;
+  // l3-70b.down: K = 28672 is 448 k-blocks; two splits, four warps: 56 blocks, 112 KB a warp.
+  const int64_t down = warp_split_warp_stream_bytes(448, 2, kInt4Block);
+  EXPECT_EQ(down, 112 * 1024);
+  EXPECT_EQ(warp_split_warp_stream_bytes(448, 2, kInt4Block, kWarpSplitWideWarps), 56 * 1024);
+  // l3-70b.o: K = 8192, two splits: 16 blocks, 32 KB a warp.
+  const int64_t o = warp_split_warp_stream_bytes(128, 2, kInt4Block);
+  EXPECT_EQ(o, 32 * 1024);
+  if (kWideWarpBytes > 0) {
+    EXPECT_EQ(wide_warps_pay(1, down), down >= kWideWarpBytes);
+    EXPECT_TRUE(wide_warps_pay(1, kWideWarpBytes));
+    EXPECT_FALSE(wide_warps_pay(1, kWideWarpBytes - 1));
+    EXPECT_FALSE(wide_warps_pay(1, o));
+    // int8 l3-8b.down: 224 k-blocks, two splits: 28 blocks of 4 KB.
+    EXPECT_EQ(wide_warps_pay(1, warp_split_warp_stream_bytes(224, 2, kInt8Block)),
+              112 * 1024 >= kWideWarpBytes);
+  }
+  // Never beyond one token tile: the two-tile kernel's registers at 256 threads leave one CTA an
+  // SM where four warps hold three.
+  EXPECT_FALSE(wide_warps_pay(2, int64_t(1) << 30));
+  EXPECT_FALSE(wide_warps_pay(4, int64_t(1) << 30));
+  EXPECT_TRUE(warp_split_has_wide(1, kStages, false));
+  EXPECT_FALSE(warp_split_has_wide(1, warp_split_deep_stages(1), false));
+  EXPECT_FALSE(warp_split_has_wide(1, kStages, true));  // Stream-K
+  EXPECT_FALSE(warp_split_has_wide(2, kStages, false));
+  // The cross-warp sum: 4 fragments a tile over the warps.
+  EXPECT_EQ(warp_split_fragments_per_warp(1, 4), 1);
+  EXPECT_EQ(warp_split_fragments_per_warp(2, 4), 2);
+  EXPECT_EQ(warp_split_fragments_per_warp(4, 4), 4);
+  EXPECT_EQ(warp_split_fragments_per_warp(1, 8), 1);  // warps 4-7 hold none
+  EXPECT_EQ(warp_split_fragments_per_warp(2, 8), 1);
+  // The wide CTA at four stages fits an SM with the largest push area, int8 included.
+  EXPECT_LE(warp_split_max_shared_bytes(8, 1, kStages, kWarpSplitWideWarps) +
+                cluster_receive_max_bytes(1),
+            227 * 1024);
+}
+
 // Two clustered splits at two token tiles: four stages where a warp has at most 24 blocks, the
 // deep depth above (v47).
 TEST(DecodeConfig, PairDepthFollowsTheWarpsLength) {
@@ -531,7 +571,7 @@ TEST(DecodeConfig, StreamKRunsTileTheClusterAndParkWhereTheReductionLooks) {
     for (int64_t k_blocks : {8, 16, 45, 64, 224}) {
       for (int strips = 1; strips <= kStreamKMaxStrips; ++strips) {
         for (int cluster = 2; cluster <= kMaxClusterSplits; ++cluster) {
-          const int runs = cluster * kWarps;
+          const int runs = cluster * kWarpSplitWarps;
           for (int64_t q = 0; q * strips < n_blocks; ++q) {
             const int here = stream_k_cluster_strips(n_blocks, strips, q);
             ASSERT_GE(here, 1);
@@ -549,7 +589,7 @@ TEST(DecodeConfig, StreamKRunsTileTheClusterAndParkWhereTheReductionLooks) {
                 ASSERT_EQ(stream_k_run_of(u32, runs, static_cast<uint32_t>(u)), uint32_t(r));
               }
               if (units >= int64_t(cluster) * kWarpSplitMinBlocksPerSplit) {
-                EXPECT_GE(e - b, kWarpSplitMinBlocksPerSplit / kWarps);
+                EXPECT_GE(e - b, kWarpSplitMinBlocksPerSplit / kWarpSplitWarps);
               }
               if (b == e) continue;
               // The kernel's view: the run starts in tile b / k_blocks at k-block b % k_blocks,
@@ -611,7 +651,7 @@ TEST(DecodeConfig, StreamKPlanEvensOutTheBusiestSm) {
       const int64_t ctas = (n_blocks + p.strips - 1) / p.strips * p.cluster;
       EXPECT_GE(units, int64_t(p.cluster) * kWarpSplitMinBlocksPerSplit);
       EXPECT_LE(ctas, 132 * 3);
-      EXPECT_LT(units * p.cluster * kWarps, kStreamKMaxUnitRuns);
+      EXPECT_LT(units * p.cluster * kWarpSplitWarps, kStreamKMaxUnitRuns);
       const int64_t cost = busiest_sm_blocks(ctas, (units + p.cluster - 1) / p.cluster, 132);
       for (int c = 2; c <= kMaxClusterSplits; ++c) {
         for (int s = 1; s <= kStreamKMaxStrips; ++s) {

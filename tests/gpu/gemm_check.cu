@@ -171,6 +171,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   r.prefill_grid = plan.tier == Tier::kPrefill ? plan.prefill.grid : 0;
   r.cluster_push = plan.tier == Tier::kDecode && plan.decode.cluster_push;
   r.spread_ctas = plan.tier == Tier::kDecode ? plan.decode.spread_ctas : 0;
+  r.warps = plan.tier == Tier::kDecode ? plan.decode.warps : 0;
   r.workspace_bytes = workspace_size(plan);
   r.output_bits = y_bits;
   if (c.allow_split_rounding) atol += 0.5 * ulp * ref_max * r.splits;

@@ -65,6 +65,7 @@ struct GemmCheckResult {
   int prefill_grid = 0;        // prefill tier: persistent CTAs
   bool cluster_push = false;   // decode tier: the cluster epilogue's push form
   int spread_ctas = 0;         // decode tier: DecodePlan::spread_ctas (shared memory padded)
+  int warps = 0;               // decode tier: DecodePlan::warps (warp-split kernel's CTA)
   size_t workspace_bytes = 0;  // workspace_size(plan)
   std::vector<uint16_t> output_bits;  // Y of the first run, as stored
 };
