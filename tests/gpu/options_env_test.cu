@@ -194,6 +194,29 @@ TEST(DecodeOptions, SpreadSwitch) {
   EXPECT_NE(s.message().find("SAILFISH_DECODE_SPREAD"), std::string::npos) << s.message();
 }
 
+TEST(DecodeOptions, WideWarpsSwitch) {
+  {
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_FALSE(r.decode_wide_warps.has_value());  // the plan decides
+  }
+  {
+    ScopedEnv on("SAILFISH_DECODE_WIDE_WARPS", "1");
+    api::ResolvedOptions r;
+    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
+    EXPECT_EQ(r.decode_wide_warps, std::optional<bool>(true));
+    Options o;
+    o.decode_wide_warps = false;  // the option wins
+    ASSERT_TRUE(api::resolve_options(o, &r).ok());
+    EXPECT_EQ(r.decode_wide_warps, std::optional<bool>(false));
+  }
+  ScopedEnv bad("SAILFISH_DECODE_WIDE_WARPS", "8");
+  api::ResolvedOptions r;
+  const Status s = api::resolve_options(Options(), &r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("SAILFISH_DECODE_WIDE_WARPS"), std::string::npos) << s.message();
+}
+
 TEST(DecodeOptions, StreamKSwitchAndStrips) {
   {
     api::ResolvedOptions r;
