@@ -3,8 +3,9 @@
 // The strip kernel (decode_kernel.cuh) gives each warp one n16 group of a block: 512 bytes of
 // weights per warp and per block, so the per-block fixed work (copy issue, barrier, activation
 // fragments, group bookkeeping) is paid for every 512 bytes, and on the H200 it was issue-bound
-// at about 2 TB/s. Here the 4 warps of a CTA split the CTA's k-range instead (the first seed's
-// "warps split K contiguously"), and each warp owns all four n16 groups of its blocks:
+// at about 2 TB/s. Here the kWarpCount warps of a CTA (4, or 8 in the wide instance at one token
+// tile: config.h, wide_warps_pay) split the CTA's k-range instead (the first seed's "warps split K
+// contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
 //     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
 //     3-4 token tiles, 6 at one and 5 at two where the plan asks: config.h,
@@ -18,9 +19,9 @@
 // docs/DECODE.md); zero points then enter the group flush as a multiple of the offset correction
 // (dequant.cuh: offset_zero_coefficient). With 3-4 token tiles scales (and zero folds) apply per
 // pair with one hfma2, zero shifts in the conversion's subtraction.
-// At the end the four warps' sums meet in shared memory and each warp adds a quarter of the
-// fragments in warp order (deterministic) and runs the epilogue (store, red.global or split
-// partials); with the cluster epilogue the split CTAs of the strip then add their sums through
+// At the end the warps' sums meet in shared memory and each warp adds its share of the
+// fragments (none for warps 4-7 of the wide instance) in warp order (deterministic) and runs the
+// epilogue (store, red.global or split partials); with the cluster epilogue the split CTAs of the strip then add their sums through
 // distributed shared memory (warp_split_epilogue.cuh).
 //
 // Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
@@ -84,7 +85,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split
-  // blockIdx.y, and the warp takes a quarter of the split's k-range. Stream-K: run
+  // blockIdx.y, and the warp takes its 1 / kWarpCount of the split's k-range. Stream-K: run
   // split * kWarpCount + warp of the cluster's flat units (config.h), which may cross strips.
   int first_strip, kb_begin, num_blocks;
   if constexpr (kStreamK) {
