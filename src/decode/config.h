@@ -33,6 +33,10 @@ constexpr int kWarpSplitWideWarps = 8;
 SF_HOST_DEVICE constexpr int warp_split_fragments_per_warp(int token_tiles, int warps) {
   return (4 * token_tiles + warps - 1) / warps;
 }
+// Whether some warps hold fewer fragments than others (none, at eight warps and one tile).
+SF_HOST_DEVICE constexpr bool warp_split_some_warps_idle(int token_tiles, int warps) {
+  return warp_split_fragments_per_warp(token_tiles, warps) * warps != 4 * token_tiles;
+}
 // Pipeline depth: stages of (one 64 x 64 weight block, its activation slice, its scale rows).
 // A build option (-DSAILFISH_DECODE_STAGES=N) so the depth can be swept on the device.
 #ifndef SAILFISH_DECODE_STAGES

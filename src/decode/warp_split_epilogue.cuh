@@ -118,6 +118,7 @@ __device__ __forceinline__ void cluster_push_and_store(
     int strip, int token0, int split, int warp, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int kWarpFragments = warp_split_fragments_per_warp(kTiles, kWarpCount);
+  constexpr bool kSomeWarpsIdle = warp_split_some_warps_idle(kTiles, kWarpCount);
   const int splits = p.splits;
   const uint32_t receive_address = gpu::shared_address(receive);
   const uint32_t barrier = receive_address + cluster_receive_slot_bytes(splits, kTiles);
@@ -132,7 +133,7 @@ __device__ __forceinline__ void cluster_push_and_store(
 #pragma unroll
       for (int q = 0; q < kWarpFragments; ++q) {
         const int f = warp + kWarpCount * q;
-        if (f >= 4 * kTiles) break;
+        if (kSomeWarpsIdle && f >= 4 * kTiles) break;
         gpu::store_async_to_rank(slots + f * kClusterFragmentBytes, sums[q], remote_barrier);
       }
       return;
@@ -140,12 +141,12 @@ __device__ __forceinline__ void cluster_push_and_store(
     if (threadIdx.x == 0) {
       gpu::mbarrier_arrive_expect_tx(barrier, 4 * kTiles * kClusterFragmentBytes);
     }
-    if (warp >= 4 * kTiles) return;  // a warp with no fragment (8 warps, one token tile)
+    if (kSomeWarpsIdle && warp >= 4 * kTiles) return;  // a warp with no fragment
     gpu::mbarrier_wait_cluster(barrier, 0);
 #pragma unroll
     for (int q = 0; q < kWarpFragments; ++q) {
       const int f = warp + kWarpCount * q;
-      if (f >= 4 * kTiles) break;
+      if (kSomeWarpsIdle && f >= 4 * kTiles) break;
       const float4 other =
           *reinterpret_cast<const float4*>(receive + f * kClusterFragmentBytes + lane * 16);
       const float sum[4] = {0.0f + sums[q][0] + other.x, 0.0f + sums[q][1] + other.y,
@@ -159,7 +160,7 @@ __device__ __forceinline__ void cluster_push_and_store(
 #pragma unroll
   for (int q = 0; q < kWarpFragments; ++q) {
     const int f = warp + kWarpCount * q;
-    if (f >= 4 * kTiles) break;
+    if (kSomeWarpsIdle && f >= 4 * kTiles) break;
     const int owner = cluster_push_owner(f, splits);
     if (owner == split) {
       owns_any = true;
@@ -180,7 +181,7 @@ __device__ __forceinline__ void cluster_push_and_store(
 #pragma unroll
   for (int q = 0; q < kWarpFragments; ++q) {
     const int f = warp + kWarpCount * q;
-    if (f >= 4 * kTiles) break;
+    if (kSomeWarpsIdle && f >= 4 * kTiles) break;
     if (cluster_push_owner(f, splits) != split) continue;
     // The senders' slots of f, in rank order with this rank left out: consecutive from here.
     const float* slots = reinterpret_cast<const float*>(
