@@ -81,6 +81,23 @@ DecodePlan with_receive_area(const DecodePlan& d, int splits) {
   return pushed;
 }
 
+// How many clusters of `to`'s instance (clusters of from.splits CTAs) are resident at once, and
+// whether that keeps as many of the grid's grid_clusters clusters resident as `from` did: the
+// check every change to a cluster plan's CTA (the push form's receive area, the wide instance,
+// the spread padding) must pass before the plan takes it.
+struct ClusterResidency {
+  int after = 0;
+  bool kept = false;
+};
+Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodePlan& to,
+                         int64_t grid_clusters, ClusterResidency* r) {
+  Status first_error;
+  const int before = resident_clusters(p, from, &first_error)(from.splits);
+  r->after = resident_clusters(p, to, &first_error)(from.splits);
+  r->kept = r->after >= std::min<int64_t>(before, grid_clusters);
+  return first_error;
+}
+
 // Occupancy, split depth and split epilogue (the current device must be plan->device).
 // Several splits: fp32 partials summed in split order (the reduce kernel, or the cluster of a
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
@@ -224,13 +241,10 @@ Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePl
   }
   const Problem& p = plan->problem;
   DecodePlan pushed = with_receive_area(*d, d->splits);
-  Status first_error;
-  const int clusters_before = resident_clusters(p, *d, &first_error)(d->splits);
-  const int clusters_after = resident_clusters(p, pushed, &first_error)(d->splits);
-  SF_RETURN_IF_ERROR(first_error);
-  const int64_t grid_clusters = p.geometry.n_blocks * d->m_groups;
-  const bool costs_nothing = clusters_after >= std::min<int64_t>(clusters_before, grid_clusters);
-  if (clusters_after < 1 || (!asked.has_value() && !costs_nothing)) return Status();
+  ClusterResidency residency;
+  SF_RETURN_IF_ERROR(
+      cluster_residency(p, *d, pushed, p.geometry.n_blocks * d->m_groups, &residency));
+  if (residency.after < 1 || (!asked.has_value() && !residency.kept)) return Status();
   pushed.cluster_push = true;
   *d = pushed;
   return Status();
@@ -273,21 +287,15 @@ Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Pl
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, wide, &after));
   if (after < 1) return Status();
   const int64_t grid_ctas = warp_split_grid_ctas(g, *d);
-  const int64_t slots_before = int64_t(plan->sm_count) * before;
-  const int64_t slots_after = int64_t(plan->sm_count) * after;
-  const int64_t waves_before = (grid_ctas + slots_before - 1) / std::max<int64_t>(slots_before, 1);
-  const int64_t waves_after = (grid_ctas + slots_after - 1) / slots_after;
-  if (!asked.has_value() && waves_after > waves_before) return Status();
+  const auto waves = [&](int ctas_per_sm) {
+    const int64_t slots = std::max<int64_t>(int64_t(plan->sm_count) * ctas_per_sm, 1);
+    return (grid_ctas + slots - 1) / slots;
+  };
+  if (!asked.has_value() && waves(after) > waves(before)) return Status();
   if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
-    Status first_error;
-    const int64_t clusters = grid_ctas / d->splits;
-    const int resident_before = resident_clusters(p, *d, &first_error)(d->splits);
-    const int resident_after = resident_clusters(p, wide, &first_error)(d->splits);
-    SF_RETURN_IF_ERROR(first_error);
-    if (resident_after < 1) return Status();
-    if (!asked.has_value() && resident_after < std::min<int64_t>(resident_before, clusters)) {
-      return Status();
-    }
+    ClusterResidency residency;
+    SF_RETURN_IF_ERROR(cluster_residency(p, *d, wide, grid_ctas / d->splits, &residency));
+    if (residency.after < 1 || (!asked.has_value() && !residency.kept)) return Status();
   }
   *d = wide;
   return Status();
@@ -333,12 +341,9 @@ Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
     if (ctas_per_sm < share) return Status();  // the padding took more than asked: keep the plan
     if (ctas_per_sm > share) continue;
     if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
-      Status first_error;
-      const int64_t clusters = grid_ctas / d->splits;
-      const int before = resident_clusters(p, *d, &first_error)(d->splits);
-      const int after = resident_clusters(p, spread, &first_error)(d->splits);
-      SF_RETURN_IF_ERROR(first_error);
-      if (after < std::min<int64_t>(before, clusters)) return Status();
+      ClusterResidency residency;
+      SF_RETURN_IF_ERROR(cluster_residency(p, *d, spread, grid_ctas / d->splits, &residency));
+      if (!residency.kept) return Status();
     }
     *d = spread;
     return Status();
