@@ -660,6 +660,28 @@ static_assert(warp_split_max_shared_bytes(4, 2, warp_split_deep_stages(2)) +
 // the H200 (v10a, docs/perf/decode.md), about 9 MB of weight stream at ~4.5 TB/s.
 constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 
+// The pair fallback below gives few strips over long K (80 strips of 432 k-blocks: q32.down, N =
+// 5120) an uneven grid: 160 CTAs on 132 SMs, 28 of them streaming two CTAs' 432 blocks where the
+// mean is 262. Four clustered splits there (320 CTAs of 108 blocks, 324 on the busiest SM) where
+// that cuts the busiest SM's blocks by a tenth or more, counted as busiest_sm_blocks does. H200,
+// int4 g128 at M = 1 (v51 in docs/perf/decode.md; SAILFISH_DECODE_SPLITS sweep): q32.down 0.82x
+// the pairs' time, q3-32.down (25600 x 5120) 0.82x, g27.down (21504 x 5376, 84 strips) 0.76x;
+// three, five and six splits, resident or not, ran 0.87-1.19x there, and eight do not fit one
+// wave. The rows whose pairs already sit evenly (l3-70b.down, l3-70b.o: 256 CTAs, two an SM) keep
+// them: four splits ran 1.21x and 1.33x. A build option (-DSAILFISH_DECODE_QUAD_FALLBACK=0 turns
+// it off) for device A/Bs.
+#ifndef SAILFISH_DECODE_QUAD_FALLBACK
+#define SAILFISH_DECODE_QUAD_FALLBACK 1
+#endif
+constexpr bool kQuadFallback = SAILFISH_DECODE_QUAD_FALLBACK != 0;
+// `tiles`: the CTAs of one split (strips x M groups).
+SF_HOST_DEVICE constexpr bool quad_fallback_pays(int64_t tiles, int64_t k_blocks, int sm_count) {
+  const int64_t pairs = busiest_sm_blocks(2 * tiles, (k_blocks + 1) / 2, sm_count);
+  const int64_t quads = busiest_sm_blocks(4 * tiles, (k_blocks + 3) / 4, sm_count);
+  return kQuadFallback && sm_count > 0 &&
+         k_blocks / 4 >= kWarpSplitMinBlocksPerSplit && 10 * quads <= 9 * pairs;
+}
+
 // The split depth for Epilogue::kCluster, or 0 for none (then kPartials keeps `splits`).
 // Host only. max_clusters(s) is how many clusters of s CTAs can be resident at once (the occupancy
 // query; a cluster must fit in one GPC, so on the H200 it is less than SMs x CTAs per SM / s).
@@ -680,10 +702,14 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 //     First written as "every SM busy"; int8 l3-8b.down at M = 1 (64 strips: 128 CTAs on 132
 //     SMs) then kept 6 splits and the reduce kernel, 20.07 us, against 18.95 for the pairs
 //     (v29): four idle SMs cost less than the second launch.
+//   - quad_k_blocks > 0 (plan_decode asks it with the pair fallback at one token tile): four
+//     clustered splits in place of the fallback's pairs where quad_fallback_pays on a grid of
+//     quad_k_blocks k-blocks, the heuristic depth was at least four and their clusters are all
+//     resident at once.
 template <typename MaxClusters>
 int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
                         int64_t weight_bytes, MaxClusters&& max_clusters,
-                        int64_t pair_fallback_ctas = 0) {
+                        int64_t pair_fallback_ctas = 0, int64_t quad_k_blocks = 0) {
   if (splits < 2) return 0;
   if (keep_depth) return splits <= kMaxClusterSplits && max_clusters(splits) >= 1 ? splits : 0;
   const bool pairs_fill =
@@ -692,7 +718,12 @@ int cluster_split_count(int splits, bool keep_depth, int64_t clusters_needed,
     if (s < splits && weight_bytes * (splits - s) >= kClusterSavedStreamBytes * s) break;
     if (max_clusters(s) >= clusters_needed) return s;
   }
-  return pairs_fill && max_clusters(2) >= clusters_needed ? 2 : 0;
+  if (!pairs_fill || max_clusters(2) < clusters_needed) return 0;
+  const bool quads = quad_k_blocks > 0 && splits >= 4 &&
+                     quad_fallback_pays(clusters_needed, quad_k_blocks,
+                                        static_cast<int>(pair_fallback_ctas)) &&
+                     max_clusters(4) >= clusters_needed;
+  return quads ? 4 : 2;
 }
 
 // The Stream-K grid for a problem (stream_k_strips S, C CTAs a cluster), or {0, 0} where none fits.

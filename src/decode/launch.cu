@@ -104,7 +104,7 @@ Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodeP
 // workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
 // bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
 // pair_fallback: config.h, cluster_split_count (two clustered splits rather than the reduce kernel
-// where their grid covers every SM).
+// where their grid covers every SM; at one token tile four where that evens the grid out).
 Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
                                   bool pair_fallback, const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
@@ -160,7 +160,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
       cluster_split_count(d->splits, forced_splits.has_value() || wave_pair,
                           g.n_blocks * d->m_groups, static_cast<int64_t>(g.code_bytes()),
                           resident_clusters(p, *d, &first_error),
-                          pair_fallback ? plan->sm_count : 0);
+                          pair_fallback ? plan->sm_count : 0,
+                          pair_fallback && d->token_tiles == 1 ? g.k_blocks : 0);
   SF_RETURN_IF_ERROR(first_error);
   if (cluster_splits > 0) {
     d->splits = cluster_splits;

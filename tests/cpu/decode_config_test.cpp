@@ -202,6 +202,45 @@ TEST(DecodeConfig, PairFallbackKeepsNearlyEverySmBusy) {
   EXPECT_EQ(cluster_split_count(4, true, 1000, 0, [](int) { return 0; }, 132), 0);
 }
 
+// The pair fallback at one token tile (v51): four clustered splits where the pairs' grid is
+// uneven and four cut the busiest SM's blocks by a tenth. q32.down (80 strips x 432 k-blocks,
+// 70.8 MB) at M = 1 on 132 SMs: 6 splits, clusters of 6 not all resident, the byte rule stops at 5.
+TEST(DecodeConfig, QuadFallbackEvensFewStripsOverLongK) {
+  if (!kQuadFallback) GTEST_SKIP() << "the rule is off in this build";
+  // Pairs: 160 CTAs, 2 x 216 = 432 blocks on the busiest SM; four: 320 CTAs, 3 x 108 = 324.
+  EXPECT_TRUE(quad_fallback_pays(80, 432, 132));
+  EXPECT_TRUE(quad_fallback_pays(84, 336, 132));  // g27.down: 336 -> 252
+  // l3-70b.down (128 strips x 448) and l3-70b.o (128 x 128): the pairs already sit two an SM,
+  // four cut nothing (2 x 224 = 448 against 4 x 112; 2 x 64 against 4 x 32).
+  EXPECT_FALSE(quad_fallback_pays(128, 448, 132));
+  EXPECT_FALSE(quad_fallback_pays(128, 128, 132));
+  // Too few k-blocks for four splits of kWarpSplitMinBlocksPerSplit; no SMs.
+  EXPECT_FALSE(quad_fallback_pays(80, 4 * kWarpSplitMinBlocksPerSplit - 1, 132));
+  EXPECT_TRUE(quad_fallback_pays(80, 4 * kWarpSplitMinBlocksPerSplit, 132));
+  EXPECT_FALSE(quad_fallback_pays(80, 432, 0));
+  // The rule's exact edge: 10 x quads <= 9 x pairs. 66 strips of 96 blocks: pairs one an SM (48),
+  // four two an SM (48): no gain. 100 strips of 96: pairs 2 x 48 = 96, four 4 x 24 = 96: none.
+  EXPECT_FALSE(quad_fallback_pays(66, 96, 132));
+  EXPECT_FALSE(quad_fallback_pays(100, 96, 132));
+
+  const int64_t q32_bytes = 70'778'880;
+  auto no_sixes = [](int size) { return size >= 5 ? 60 : 528 / size; };  // 132 x 4 slots
+  EXPECT_EQ(cluster_split_count(6, false, 80, q32_bytes, no_sixes, 132), 2);  // pairs only
+  EXPECT_EQ(cluster_split_count(6, false, 80, q32_bytes, no_sixes, 132, 432), 4);
+  // Four only where the heuristic depth was at least four, where their clusters are all resident
+  // and where the pair fallback applies at all.
+  auto pairs_fit = [](int size) { return size == 2 ? 264 : 60; };
+  EXPECT_EQ(cluster_split_count(3, false, 80, q32_bytes, pairs_fit, 132, 432), 2);
+  EXPECT_EQ(cluster_split_count(6, false, 80, q32_bytes,
+                                [](int size) { return size == 2 ? 80 : 79; }, 132, 432),
+            2);
+  EXPECT_EQ(cluster_split_count(6, false, 80, q32_bytes, no_sixes, 0, 432), 0);
+  // The evenly placed pairs of l3-70b.down (128 strips x 448, 117 MB, 4 splits) stay pairs.
+  EXPECT_EQ(cluster_split_count(4, false, 128, 117'440'512, [](int size) { return 480 / size; },
+                                132, 448),
+            2);
+}
+
 // M 1-16 (1-2 token tiles; int8 only at 1) have a deep-pipeline instance (6 stages a warp at
 // one tile, 5 at two: v41) for grids of few CTAs an SM; its largest stage (int8 at 8 rows, int4
 // at 16, group 16 with zero shifts and folds) fits 4 warps in the 227 KB a CTA may have, and

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "decode/config.h"
 #include "decode_test_helpers.h"
 #include "gemm_check.h"
 #include "gpu_test_helpers.h"
@@ -291,6 +292,61 @@ TEST(DecodeSplitPlan, OneTokenTilePrefersClusteredPairs) {
   ASSERT_TRUE(PackedGeometry::make(1024, 65536, 4, 128, &problem.geometry).ok());
   ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(), &plan).ok());
   EXPECT_GT(plan.decode.splits, 2);
+}
+
+// The pair fallback at one token tile takes four clustered splits where its pairs sit unevenly
+// (config.h, quad_fallback_pays; v51): on the H200's 132 SMs q32.down (80 strips x 432 k-blocks)
+// and g27.down (84 x 336) at M = 1-8, also with N and K off the 64 grid (masked strips, the
+// activation copy), in deterministic mode too; l3-70b.down (128 strips) keeps its pairs. The quad
+// plans match the float64 reference with bias at M = 1, 3 and 8, int4 and int8, and run bitwise
+// stable.
+TEST(DecodeSplitPlan, FewStripsOverLongKTakeClusteredQuads) {
+  SF_SKIP_WITHOUT_GPU();
+  if (!device_has_clusters() || device_sm_count() != 132) {
+    GTEST_SKIP() << "the measured plans are for the H200's 132 SMs (sm_90)";
+  }
+  if (!decode::kQuadFallback) GTEST_SKIP() << "the rule is off in this build";
+  struct Case {
+    int64_t n, k, m;
+    int splits;
+  };
+  const Case cases[] = {{5120, 27648, 1, 4}, {5120, 27648, 8, 4}, {5376, 21504, 3, 4},
+                        {5100, 27600, 1, 4}, {8192, 28672, 1, 2}};
+  for (const Case& c : cases) {
+    for (const bool deterministic : {false, true}) {
+      const std::string where = "n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                                " m=" + std::to_string(c.m) +
+                                (deterministic ? " deterministic" : "");
+      Problem problem;
+      problem.m = c.m;
+      ASSERT_TRUE(PackedGeometry::make(c.n, c.k, 4, 128, &problem.geometry).ok()) << where;
+      Plan plan;
+      ASSERT_TRUE(sailfish::plan(problem, -1, decode_options(deterministic), &plan).ok())
+          << where;
+      EXPECT_EQ(plan.decode.splits, c.splits) << where;
+      EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
+    }
+  }
+  std::mt19937_64 rng(testing::test_seed() + 219);
+  struct Run {
+    int format_index;
+    int64_t n, k, m;
+  };
+  const Run runs[] = {{0, 5120, 27648, 1}, {0, 5100, 27600, 3}, {0, 5376, 21504, 8},
+                      {3, 5120, 27648, 1}};
+  for (const Run& run : runs) {
+    const testing::WeightFormat& f = testing::kWeightFormats[run.format_index];
+    const std::string where = std::string(f.name) + " n=" + std::to_string(run.n) +
+                              " k=" + std::to_string(run.k) + " m=" + std::to_string(run.m);
+    const QuantizedWeight w = testing::random_weight(
+        rng, testing::format_spec(f, run.n, run.k, 128, false, DType::kBF16));
+    GemmCase c = testing::gemm_case(w, DType::kBF16, run.m, true, decode_options());
+    c.repeats = 2;
+    const auto r = testing::run_and_check(c, rng());
+    ASSERT_TRUE(r.ok) << where << ": " << r.message;
+    EXPECT_EQ(r.decode_epilogue, kEpilogueCluster) << where;
+    if (f.bits == 4) EXPECT_EQ(r.splits, 4) << where;
+  }
 }
 
 // One split whose one wave spreads unevenly (config.h, one_wave_split_pays): l3-8b.gate_up at
