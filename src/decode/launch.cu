@@ -495,6 +495,11 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   // three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12 ran 0.82x
   // and l3-70b.down 0.96x the reduce kernel's three splits (v46). There the pair runs the deep
   // depth where its warps are long (config.h, pair_warps_are_short; v47).
+  // At one token tile the fallback may take four clustered splits where the pairs sit unevenly
+  // (config.h, quad_fallback_pays). Their gain is the even placement that rule counts, so their
+  // grid is padded to its share whatever spread_pays says: unpadded, q32.down's 320 CTAs at four
+  // an SM ran 1.03x the pairs' time, padded to three 0.82x (v51).
+  bool pad_quads = false;
   const std::optional<bool> spread = d.warp_split ? choices.spread : std::optional<bool>(false);
   if (chosen.ok() && ends_on(Epilogue::kPartials) &&
       (d.token_tiles == 1 || (d.token_tiles == 2 && spread.value_or(true)))) {
@@ -507,11 +512,14 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     if (!pairs.ok() || !ends_on(Epilogue::kCluster) || (d.token_tiles == 2 && !spreads)) {
       d = before;
     }
+    pad_quads = d.token_tiles == 1 && ends_on(Epilogue::kCluster) && d.splits == 4;
   }
   if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
   if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
   if (chosen.ok()) chosen = choose_wide_warps(choices.wide_warps, stages_forced, plan, &d);
-  if (chosen.ok() && spread.value_or(true)) chosen = spread_over_sms(plan, spread.has_value(), &d);
+  if (chosen.ok() && spread.value_or(true)) {
+    chosen = spread_over_sms(plan, spread.has_value() || pad_quads, &d);
+  }
   SF_CUDA_CHECK(cudaSetDevice(current));
   SF_RETURN_IF_ERROR(chosen);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte

@@ -296,8 +296,9 @@ TEST(DecodeSplitPlan, OneTokenTilePrefersClusteredPairs) {
 
 // The pair fallback at one token tile takes four clustered splits where its pairs sit unevenly
 // (config.h, quad_fallback_pays; v51): on the H200's 132 SMs q32.down (80 strips x 432 k-blocks)
-// and g27.down (84 x 336) at M = 1-8, also with N and K off the 64 grid (masked strips, the
-// activation copy), in deterministic mode too; l3-70b.down (128 strips) keeps its pairs. The quad
+// and g27.down (84 x 336) at M = 1-8, padded to three CTAs an SM, also with N and K off the 64
+// grid (masked strips, the activation copy), in deterministic mode too; l3-70b.down (128 strips)
+// keeps its pairs. The quad
 // plans match the float64 reference with bias at M = 1, 3 and 8, int4 and int8, and run bitwise
 // stable.
 TEST(DecodeSplitPlan, FewStripsOverLongKTakeClusteredQuads) {
@@ -325,6 +326,9 @@ TEST(DecodeSplitPlan, FewStripsOverLongKTakeClusteredQuads) {
           << where;
       EXPECT_EQ(plan.decode.splits, c.splits) << where;
       EXPECT_EQ(plan.decode.epilogue, kEpilogueCluster) << where;
+      // The quads are padded to their grid's share (320 or 336 CTAs: three an SM) wherever an SM
+      // would hold more: at M = 1 four fit.
+      if (c.splits == 4 && c.m == 1) EXPECT_EQ(plan.decode.spread_ctas, 3) << where;
     }
   }
   std::mt19937_64 rng(testing::test_seed() + 219);
