@@ -663,13 +663,15 @@ constexpr int64_t kClusterSavedStreamBytes = 9'000'000;
 // The pair fallback below gives few strips over long K (80 strips of 432 k-blocks: q32.down, N =
 // 5120) an uneven grid: 160 CTAs on 132 SMs, 28 of them streaming two CTAs' 432 blocks where the
 // mean is 262. Four clustered splits there (320 CTAs of 108 blocks, 324 on the busiest SM) where
-// that cuts the busiest SM's blocks by a tenth or more, counted as busiest_sm_blocks does. H200,
-// int4 g128 at M = 1 (v51 in docs/perf/decode.md; SAILFISH_DECODE_SPLITS sweep): q32.down 0.82x
-// the pairs' time, q3-32.down (25600 x 5120) 0.82x, g27.down (21504 x 5376, 84 strips) 0.76x;
-// three, five and six splits, resident or not, ran 0.87-1.19x there, and eight do not fit one
-// wave. The rows whose pairs already sit evenly (l3-70b.down, l3-70b.o: 256 CTAs, two an SM) keep
-// them: four splits ran 1.21x and 1.33x. A build option (-DSAILFISH_DECODE_QUAD_FALLBACK=0 turns
-// it off) for device A/Bs.
+// that cuts the busiest SM's blocks by a tenth or more, counted as busiest_sm_blocks does; the plan
+// pads the quads to that share (launch.cu, pad_quads). H200, int4 g128 (v51 in
+// docs/perf/decode.md; three interleaved rounds against the rule off): q32.down 0.826x the pairs'
+// time at M = 1 and 0.825x at M = 8, q3-32.down (25600 x 5120) 0.827x / 0.830x, g27.down (21504 x
+// 5376, 84 strips) 0.765x / 0.773x; fp16 0.815-0.847x, zero points at M = 8 0.766-0.822x. In the
+// depth sweep three, five and six splits ran 0.79-1.19x the pairs there, and eight do not fit
+// one wave. Rows whose pairs sit evenly (l3-70b.down, l3-70b.o: 256 CTAs, two an SM) keep them
+// (four splits ran 1.21x and 1.33x); no other row moved more than 0.7%. A build option
+// (-DSAILFISH_DECODE_QUAD_FALLBACK=0 turns it off) for device A/Bs.
 #ifndef SAILFISH_DECODE_QUAD_FALLBACK
 #define SAILFISH_DECODE_QUAD_FALLBACK 1
 #endif

@@ -498,7 +498,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   // At one token tile the fallback may take four clustered splits where the pairs sit unevenly
   // (config.h, quad_fallback_pays). Their gain is the even placement that rule counts, so their
   // grid is padded to its share whatever spread_pays says: unpadded, q32.down's 320 CTAs at four
-  // an SM ran 1.03x the pairs' time, padded to three 0.82x (v51).
+  // an SM ran 1.03x the pairs' time, padded to three 0.83x (v51).
   bool pad_quads = false;
   const std::optional<bool> spread = d.warp_split ? choices.spread : std::optional<bool>(false);
   if (chosen.ok() && ends_on(Epilogue::kPartials) &&
