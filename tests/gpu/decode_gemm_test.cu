@@ -298,9 +298,8 @@ TEST(DecodeSplitPlan, OneTokenTilePrefersClusteredPairs) {
 // (config.h, quad_fallback_pays; v51): on the H200's 132 SMs q32.down (80 strips x 432 k-blocks)
 // and g27.down (84 x 336) at M = 1-8, padded to three CTAs an SM, also with N and K off the 64
 // grid (masked strips, the activation copy), in deterministic mode too; l3-70b.down (128 strips)
-// keeps its pairs. The quad
-// plans match the float64 reference with bias at M = 1, 3 and 8, int4 and int8, and run bitwise
-// stable.
+// keeps its pairs. The quad plans match the float64 reference with bias at M = 1, 3 and 8, int4
+// and int8, and run bitwise stable.
 TEST(DecodeSplitPlan, FewStripsOverLongKTakeClusteredQuads) {
   SF_SKIP_WITHOUT_GPU();
   if (!device_has_clusters() || device_sm_count() != 132) {
