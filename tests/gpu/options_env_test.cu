@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "api/environment.h"
@@ -148,73 +149,47 @@ TEST(DecodeOptions, WarpStagesAreThreeToSix) {
   }
 }
 
-TEST(DecodeOptions, ClusterPushSwitch) {
+// A decode on/off switch the plan decides while unset: unset by default; the variable set to
+// `env_value` resolves to it; the option, set to the other value, wins over the variable; and a
+// malformed value (`bad_value`) is an error that names the variable.
+void expect_plan_switch(const char* variable, std::optional<bool> Options::*option,
+                        std::optional<bool> api::ResolvedOptions::*resolved, bool env_value,
+                        const char* bad_value) {
   {
     api::ResolvedOptions r;
     ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_FALSE(r.decode_cluster_push.has_value());  // the plan decides
+    EXPECT_FALSE((r.*resolved).has_value()) << variable;  // the plan decides
   }
   {
-    ScopedEnv off("SAILFISH_DECODE_CLUSTER_PUSH", "0");
+    ScopedEnv set(variable, env_value ? "1" : "0");
     api::ResolvedOptions r;
     ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_EQ(r.decode_cluster_push, std::optional<bool>(false));
+    EXPECT_EQ(r.*resolved, std::optional<bool>(env_value)) << variable;
     Options o;
-    o.decode_cluster_push = true;  // the option wins
+    o.*option = !env_value;  // the option wins
     ASSERT_TRUE(api::resolve_options(o, &r).ok());
-    EXPECT_EQ(r.decode_cluster_push, std::optional<bool>(true));
+    EXPECT_EQ(r.*resolved, std::optional<bool>(!env_value)) << variable;
   }
-  ScopedEnv bad("SAILFISH_DECODE_CLUSTER_PUSH", "2");
+  ScopedEnv bad(variable, bad_value);
   api::ResolvedOptions r;
   const Status s = api::resolve_options(Options(), &r);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("SAILFISH_DECODE_CLUSTER_PUSH"), std::string::npos) << s.message();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << variable;
+  EXPECT_NE(s.message().find(variable), std::string::npos) << s.message();
+}
+
+TEST(DecodeOptions, ClusterPushSwitch) {
+  expect_plan_switch("SAILFISH_DECODE_CLUSTER_PUSH", &Options::decode_cluster_push,
+                     &api::ResolvedOptions::decode_cluster_push, false, "2");
 }
 
 TEST(DecodeOptions, SpreadSwitch) {
-  {
-    api::ResolvedOptions r;
-    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_FALSE(r.decode_spread.has_value());
-  }
-  {
-    ScopedEnv on("SAILFISH_DECODE_SPREAD", "1");
-    api::ResolvedOptions r;
-    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_EQ(r.decode_spread, std::optional<bool>(true));
-    Options o;
-    o.decode_spread = false;  // the option wins
-    ASSERT_TRUE(api::resolve_options(o, &r).ok());
-    EXPECT_EQ(r.decode_spread, std::optional<bool>(false));
-  }
-  ScopedEnv bad("SAILFISH_DECODE_SPREAD", "yes");
-  api::ResolvedOptions r;
-  const Status s = api::resolve_options(Options(), &r);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("SAILFISH_DECODE_SPREAD"), std::string::npos) << s.message();
+  expect_plan_switch("SAILFISH_DECODE_SPREAD", &Options::decode_spread,
+                     &api::ResolvedOptions::decode_spread, true, "yes");
 }
 
 TEST(DecodeOptions, WideWarpsSwitch) {
-  {
-    api::ResolvedOptions r;
-    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_FALSE(r.decode_wide_warps.has_value());  // the plan decides
-  }
-  {
-    ScopedEnv on("SAILFISH_DECODE_WIDE_WARPS", "1");
-    api::ResolvedOptions r;
-    ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
-    EXPECT_EQ(r.decode_wide_warps, std::optional<bool>(true));
-    Options o;
-    o.decode_wide_warps = false;  // the option wins
-    ASSERT_TRUE(api::resolve_options(o, &r).ok());
-    EXPECT_EQ(r.decode_wide_warps, std::optional<bool>(false));
-  }
-  ScopedEnv bad("SAILFISH_DECODE_WIDE_WARPS", "8");
-  api::ResolvedOptions r;
-  const Status s = api::resolve_options(Options(), &r);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("SAILFISH_DECODE_WIDE_WARPS"), std::string::npos) << s.message();
+  expect_plan_switch("SAILFISH_DECODE_WIDE_WARPS", &Options::decode_wide_warps,
+                     &api::ResolvedOptions::decode_wide_warps, true, "8");
 }
 
 TEST(DecodeOptions, StreamKSwitchAndStrips) {
