@@ -39,7 +39,7 @@ constexpr int kCoolDownPauseMs = 2;
 // l3-8b.gate_up at M = 4, one split, five stages against the rules' four; int4 l3-8b.qkv at
 // M = 24, two splits, three against four, 0.936x). A count the kernel for this M lacks makes
 // plan() keep its own, a launch add_candidate then drops as a repeat.
-// decode/config.h, warp_split_stage_count: the counts some instance is built with.
+// decode/warp_split_instances.h, warp_split_stage_count: the counts some instance is built with.
 std::vector<int> decode_stage_counts() {
   std::vector<int> counts;
   for (int slot = 0; slot < decode::kWarpSplitStageCountSlots; ++slot) {

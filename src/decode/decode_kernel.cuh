@@ -56,7 +56,7 @@ struct DecodeParams {
   // the stages per warp (config.h: 3 or kStages at 3-4 token tiles, kStages or
   // warp_split_deep_stages at 1-2).
   int32_t warp_stage_bytes, act_rows, warp_stages;
-  // Warp-split kernel, Stream-K instance (config.h: stream_k_plan): strips per cluster; the
+  // Warp-split kernel, Stream-K instance (stream_k_grid.h: stream_k_plan): strips per cluster; the
   // cluster holds `splits` CTAs. 0 elsewhere.
   int32_t stream_k_strips;
   // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (config.h,

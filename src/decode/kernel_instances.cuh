@@ -15,7 +15,7 @@ namespace detail {
 // kZero picks the warp-split kernel's zero-point variant (the strip kernel reads it at run time),
 // kStageCount its stages a warp (kStages, or at 1-2 token tiles a deep-pipeline count:
 // warp_split_deep_stages, warp_split_lighter_deep_stages; the strip kernel ignores it), kStreamK
-// its Stream-K instance (int4 at 1-2 token tiles: config.h, stream_k_plan).
+// its Stream-K instance (int4 at 1-2 token tiles: stream_k_grid.h, stream_k_plan).
 constexpr bool has_stream_k(int bits, int tiles) { return bits == 4 && tiles <= 2; }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
@@ -163,7 +163,7 @@ Status occupancy_tiles(int shared, int* ctas_per_sm) {
 // warp-split kernel at 1-2 token tiles may have deep-pipeline instances (warp_stages ==
 // warp_split_deep_stages(token_tiles) or warp_split_lighter_deep_stages(bits, token_tiles),
 // config.h) and, int4, a Stream-K one; at one token tile and kStages stages, a wide one of
-// kWarpSplitWideWarps warps (config.h, warp_split_has_wide); the strip kernel has one instance for
+// kWarpSplitWideWarps warps (warp_split_instances.h, warp_split_has_wide); the strip kernel has one instance for
 // both zero-point kinds.
 template <int kBits, typename F>
 Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, bool stream_k,

@@ -74,7 +74,7 @@ Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim
 }
 
 // Plan d with the cluster epilogue's push-form receive area for `splits` ranks added to its
-// shared memory (config.h, cluster_receive_bytes: the area lies past the warps' regions).
+// shared memory (cluster_epilogue.h, cluster_receive_bytes: the area lies past the warps' regions).
 DecodePlan with_receive_area(const DecodePlan& d, int splits) {
   DecodePlan pushed = d;
   pushed.shared_bytes += cluster_receive_bytes(splits, d.token_tiles);
@@ -103,7 +103,7 @@ Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodeP
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
 // workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
 // bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
-// pair_fallback: config.h, cluster_split_count (two clustered splits rather than the reduce kernel
+// pair_fallback: split_depth.h, cluster_split_count (two clustered splits rather than the reduce kernel
 // where their grid covers every SM; at one token tile four where that evens the grid out).
 Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
                                   bool pair_fallback, const Plan* plan, DecodePlan* d) {
@@ -132,7 +132,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
          (g.bits == 4 && partial_wave_split_pays(tiles, g.k_blocks, plan->sm_count, ctas_per_sm)));
     wave_pair = d->splits == 1 && one_wave_pair;
     if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
-      // config.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
+      // split_depth.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
       int pushed_ctas_per_sm = 0;
       SF_RETURN_IF_ERROR(ctas_per_sm_for(p, with_receive_area(*d, 2), &pushed_ctas_per_sm));
       wave_pair = int8_tail_split_pays(g.bits, d->token_tiles, tiles, g.k_blocks,
@@ -171,7 +171,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
 }
 
 // The Stream-K grid in place of the split plan *d where it was asked for (DecodeChoices::
-// stream_k; config.h, stream_k_plan) and applies: int4 at 1-2 token tiles on sm_90, warp-split
+// stream_k; stream_k_grid.h, stream_k_plan) and applies: int4 at 1-2 token tiles on sm_90, warp-split
 // kernel, the cluster epilogue allowed, no red.global epilogue. A forced split depth is the CTAs a
 // cluster. Stages: the deep pipeline where the kernel has it and the grid puts at most one CTA on
 // an SM (as for the split grid), else kStages; a forced count is kept. Where no Stream-K grid
@@ -227,7 +227,7 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
   return Status();
 }
 
-// The cluster epilogue's push form (config.h, kClusterPushMaxTiles) for the split plan *d, which
+// The cluster epilogue's push form (cluster_epilogue.h, kClusterPushMaxTiles) for the split plan *d, which
 // then carries its receive area. Unasked, only where the area leaves as many of the grid's
 // clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the barrier form's time
 // on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over them
@@ -257,7 +257,7 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
   return (g.n_blocks + strips_per_cta - 1) / strips_per_cta * d.m_groups * d.splits;
 }
 
-// The wide instance (config.h, kWarpSplitWideWarps warps a CTA) for the split plan *d: one token
+// The wide instance (tile_shapes.h, kWarpSplitWideWarps warps a CTA) for the split plan *d: one token
 // tile, the split grid, four stages a warp (not where the caller forced another count), the same
 // splits, epilogue and push form. Unasked, where config.h's wide_warps_pay and the wide CTAs keep
 // the grid in as few waves and as many of its clusters resident at once as the plan had; asked
@@ -312,7 +312,7 @@ bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm
 }
 
 // The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
-// even share of its CTAs, ceil(CTAs / SMs) (config.h, spread_shared_bytes), where it would hold
+// even share of its CTAs, ceil(CTAs / SMs) (grid_placement.h, spread_shared_bytes), where it would hold
 // more and the padding fits a CTA: wherever `always`, else where config.h's spread_pays. The
 // padding is checked with the occupancy query; where that still allows more (allocation
 // granularity), 128 bytes more are tried, a few times, before the plan is left as it was. So is a
@@ -383,14 +383,14 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   //     the three-stage plan does not end on the reduce kernel itself (l3-70b.o at M = 17: three
   //     stages, 4 splits and the reduce kernel ran 25.3 us, against 18.1 at M = 24 with four
   //     stages and clusters);
-  //   - 1-2 token tiles (int8: 1; config.h, warp_split_has_deep): the deep instance where the
+  //   - 1-2 token tiles (int8: 1; warp_split_instances.h, warp_split_has_deep): the deep instance where the
   //     four-stage plan leaves the SMs short of bytes in flight: its grid has no more CTAs than
   //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
   //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
   //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8; at two tiles,
   //     where a warp's share is short, two clustered splits of four stages, spread, where their
-  //     grid spreads: config.h, pair_warps_are_short); or its grid is
-  //     uneven (config.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that grid in
+  //     grid spreads: warp_split_instances.h, pair_warps_are_short); or its grid is
+  //     uneven (warp_split_instances.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that grid in
   //     one wave. Elsewhere the deep plan lost up to 32% (v13b in docs/perf/decode.md), and up to
   //     21% on grids its fewer CTAs an SM took to a second wave (v42d). int8 at one tile has a
   //     lighter deep depth too, taken where it sits better on the SMs (one wave, room for the next
@@ -446,7 +446,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       bool keep = deep.ok() && (few_ctas || (four_partials && ends_on(Epilogue::kCluster)));
       if (deep.ok() && !keep && uneven && grid_ctas(d) == grid_ctas(four) &&
           d.epilogue == four.epilogue) {
-        // config.h, warp_split_grid_uneven: the same grid, if it still fits one wave.
+        // warp_split_instances.h, warp_split_grid_uneven: the same grid, if it still fits one wave.
         int ctas_per_sm = 0;
         Status occupancy = ctas_per_sm_for(p, as_launched(d), &ctas_per_sm);
         std::swap(chosen, occupancy);
@@ -455,7 +455,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       }
       if (keep && four_partials && !few_ctas && d.token_tiles == 2 &&
           choices.spread.value_or(true) && pair_warps_are_short(g.k_blocks)) {
-        // config.h, pair_warps_are_short: short warps run two clustered splits of four stages,
+        // warp_split_instances.h, pair_warps_are_short: short warps run two clustered splits of four stages,
         // spread, faster than the deep plan, where that pair's grid spreads.
         const DecodePlan deep_plan = d;
         d = four;
@@ -467,7 +467,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       if (!keep) {
         d = four;
       } else if (lighter_deep > 0) {
-        // config.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on
+        // warp_split_instances.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on
         // the SMs or (bf16) the deepest keeps too many bytes in flight, if it ends the same way.
         const DecodePlan deepest = d;
         const Status lighter = choose(lighter_deep);
@@ -489,14 +489,14 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     }
   }
   // One token tile, still ending on the reduce kernel: two clustered splits where their grid
-  // covers every SM (config.h, cluster_split_count). At two token tiles only where the pairs'
-  // grid is then spread over the SMs (config.h, spread_pays; below): unspread, two clustered
+  // covers every SM (split_depth.h, cluster_split_count). At two token tiles only where the pairs'
+  // grid is then spread over the SMs (grid_placement.h, spread_pays; below): unspread, two clustered
   // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c), since
   // three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12 ran 0.82x
   // and l3-70b.down 0.96x the reduce kernel's three splits (v46). There the pair runs the deep
-  // depth where its warps are long (config.h, pair_warps_are_short; v47).
+  // depth where its warps are long (warp_split_instances.h, pair_warps_are_short; v47).
   // At one token tile the fallback may take four clustered splits where the pairs sit unevenly
-  // (config.h, quad_fallback_pays). Their gain is the even placement that rule counts, so their
+  // (split_depth.h, quad_fallback_pays). Their gain is the even placement that rule counts, so their
   // grid is padded to its share whatever spread_pays says: unpadded, q32.down's 320 CTAs at four
   // an SM ran 1.03x the pairs' time, padded to three 0.83x (v51).
   bool pad_quads = false;

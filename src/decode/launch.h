@@ -19,7 +19,7 @@ struct DecodeChoices {
   // at 9-16, and int8 at 1-8 also warp_split_lighter_deep_stages, 5); a count the kernel for
   // this M lacks is ignored.
   std::optional<int64_t> warp_stages;
-  // The Stream-K grid (config.h, stream_k_plan) wherever it fits, instead of the split grid
+  // The Stream-K grid (stream_k_grid.h, stream_k_plan) wherever it fits, instead of the split grid
   // (opt-in: slower on the H200, v18); stream_k_strips: its strips per cluster.
   std::optional<bool> stream_k;
   std::optional<int64_t> stream_k_strips;

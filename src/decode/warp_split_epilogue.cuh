@@ -103,7 +103,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 // Epilogue::kCluster, push form (v21; spread over the ranks in v22; DecodeParams::cluster_push):
 // the same sums as cluster_reduce_and_store, in the same order, without cluster barriers. `sums`
 // holds the CTA's sums of the warp's fragments f = warp + kWarpCount * q < 4 kTiles (after the
-// cross-warp add). Each fragment has an owner rank (config.h: cluster_push_owner; rank 0 at 2
+// cross-warp add). Each fragment has an owner rank (cluster_epilogue.h: cluster_push_owner; rank 0 at 2
 // ranks, rank f % splits from 3): every other rank sends its sums of f into the owner's receive
 // area with st.async, which completes bytes on the owner's mbarrier; the owner waits for them, adds
 // 0 + s_0 + s_1 + ... and stores. A rank exits once its sends are issued and its own fragments

@@ -4,7 +4,7 @@
 // weights per warp and per block, so the per-block fixed work (copy issue, barrier, activation
 // fragments, group bookkeeping) is paid for every 512 bytes, and on the H200 it was issue-bound
 // at about 2 TB/s. Here the kWarpCount warps of a CTA (4, or 8 in the wide instance at one token
-// tile: config.h, wide_warps_pay) split the CTA's k-range instead (the first seed's "warps split K
+// tile: warp_split_instances.h, wide_warps_pay) split the CTA's k-range instead (the first seed's "warps split K
 // contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
 //     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
@@ -24,7 +24,7 @@
 // epilogue (store, red.global or split partials); with the cluster epilogue the split CTAs of the strip then add their sums through
 // distributed shared memory (warp_split_epilogue.cuh).
 //
-// Shared memory, sized at plan time to what the problem reads (config.h, warp_split_stage_bytes):
+// Shared memory, sized at plan time to what the problem reads (tile_shapes.h, warp_split_stage_bytes):
 // kWarpCount * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x3 with zero points))),
 // 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
 #pragma once
@@ -48,9 +48,9 @@
 namespace sailfish::decode {
 
 // kZeroPoints: the weight has zero points (a compile-time choice, so the symmetric mainloop carries
-// no branch on it). kStageCount: stages per warp (config.h: kStages, or warp_split_deep_stages at
+// no branch on it). kStageCount: stages per warp (tile_shapes.h: kStages, or warp_split_deep_stages at
 // 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
-// kStreamK: the Stream-K grid (config.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
+// kStreamK: the Stream-K grid (stream_k_grid.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
 // p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of
 // them (below).
 // No minimum-CTAs argument in the launch bounds: even an explicit 1 moves ptxas off its default
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const T* const act = static_cast<const T*>(p.a);
   const T* act_cursor =
       act + int64_t(token0 + lane / 8) * p.lda + int64_t(kb_begin) * 64 + act_chunk * 8;
-  // The lean loop (config.h, warp_split_reads_whole_blocks; four token tiles): no K tail test,
+  // The lean loop (tile_shapes.h, warp_split_reads_whole_blocks; four token tiles): no K tail test,
   // since plan_decode then copies activations whose K is not a multiple of 64 into a workspace
   // zero-padded to k_pad, and a write cursor that takes the read cursor's old value (run_block).
   // H200 A/B (v38): M = 32 0.977x int4, 0.956x with zero points. At one and two tiles the same
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 
   // The weights are read once per call: evict-first keeps them from pushing what is read again
   // (activations, scales, the next kernel's inputs) out of the L2, and streamed faster at 1-2
-  // token tiles (config.h, warp_split_evicts_weights_first). The issue asked for the hint to be
+  // token tiles (warp_split_instances.h, warp_split_evicts_weights_first). The issue asked for the hint to be
   // tested on sm_90 (a public kernel had crashed with the createpolicy form): every GPU test of
   // these instances and compute-sanitizer run it.
   // Not on the Stream-K grid (opt-in, not measured with it), whose loops it lengthened by 2-3%.

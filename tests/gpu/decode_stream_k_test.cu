@@ -1,4 +1,4 @@
-// The decode tier's Stream-K grid (src/decode/config.h, stream_k_plan): clusters of CTAs whose
+// The decode tier's Stream-K grid (src/decode/stream_k_grid.h, stream_k_plan): clusters of CTAs whose
 // warps walk flat runs over several strips and sum the tiles they share through distributed
 // shared memory. Against the float64 reference on every int4 format, forced (strips, CTAs a
 // cluster) grids whose runs start and end inside tiles, cover whole tiles, and leave a last

@@ -14,6 +14,6 @@ inline Options decode_options(bool deterministic = false, bool atomic = false) {
   return o;
 }
 
-constexpr int kEpiloguePartials = 2, kEpilogueCluster = 3;  // src/decode/config.h: Epilogue
+constexpr int kEpiloguePartials = 2, kEpilogueCluster = 3;  // src/decode/cluster_epilogue.h: Epilogue
 
 }  // namespace sailfish::testing
