@@ -32,10 +32,12 @@ struct ResolvedOptions {
   bool decode_warp_split = true;
   bool decode_cluster_reduce = true;
   std::optional<bool> decode_stream_k;  // unset: off (the split grid)
-  std::optional<int64_t> decode_stream_k_strips;  // unset: src/decode/stream_k_grid.h, stream_k_plan
+  // unset: src/decode/stream_k_grid.h, stream_k_plan
+  std::optional<int64_t> decode_stream_k_strips;
   std::optional<bool> decode_cluster_push;  // unset: src/decode/launch.cu, choose_cluster_push
   std::optional<bool> decode_spread;  // unset: src/decode/grid_placement.h, spread_pays
-  std::optional<bool> decode_wide_warps;  // unset: src/decode/warp_split_instances.h, wide_warps_pay
+  // unset: src/decode/warp_split_instances.h, wide_warps_pay
+  std::optional<bool> decode_wide_warps;
   std::optional<int64_t> dense_min_m;  // unset: the measured table decides
   int64_t dense_chunk_rows = 0;
   int64_t dense_chunk_threshold_bytes = 0;

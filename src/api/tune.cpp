@@ -29,14 +29,15 @@ namespace {
 // prefill tier's narrow tiles (docs/perf/decode.md, Crossover v2). Above it plan() has one
 // candidate worth timing.
 constexpr int64_t kTuneMaxM = 64;
-constexpr int kTuneMaxDecodeSplits = 8;  // the cluster epilogue's largest cluster (decode/config.h)
+// The deepest split tune() times: the cluster epilogue's largest cluster.
+constexpr int kTuneMaxDecodeSplits = decode::kMaxClusterSplits;
 // The clock guard's cool-down step (TuneOptions::max_cool_down_ms): a sleep, then a reading.
 constexpr int kCoolDownPauseMs = 2;
 
 // The warp-split kernel's stage counts a warp, each timed at every depth where the options leave
-// the count to the rules: those rules pick the count by the grid (decode/config.h), and at a given
-// depth another count ran up to 1.09x faster on the H200 (docs/perf/decode.md, v43: int8
-// l3-8b.gate_up at M = 4, one split, five stages against the rules' four; int4 l3-8b.qkv at
+// the count to the rules: those rules pick the count by the grid (decode/warp_split_instances.h),
+// and at a given depth another count ran up to 1.09x faster on the H200 (docs/perf/decode.md, v43:
+// int8 l3-8b.gate_up at M = 4, one split, five stages against the rules' four; int4 l3-8b.qkv at
 // M = 24, two splits, three against four, 0.936x). A count the kernel for this M lacks makes
 // plan() keep its own, a launch add_candidate then drops as a repeat.
 // decode/warp_split_instances.h, warp_split_stage_count: the counts some instance is built with.

@@ -1,5 +1,5 @@
-// Decode tier kernel: split-K, mma.sync.m16n8k16 on the swapped product (config.h), for M up to
-// 64 tokens per CTA (kTiles x 8).
+// Decode tier kernel: split-K, mma.sync.m16n8k16 on the swapped product (tile_shapes.h), for M up
+// to 64 tokens per CTA (kTiles x 8).
 //
 // CTA (4 warps) = one 64-row strip of W (blockIdx.x) x one k-range (blockIdx.y, the split) x one
 // group of up to 8 * kTiles tokens (blockIdx.z). Warp j owns n16 group j of the strip.
@@ -18,7 +18,7 @@
 // multiply the fp32 partial sums once per group (weights with zero points: one fused multiply-add
 // per pair instead, with the fold).
 //
-// Shared memory: kStages * stage_bytes(kBits, kTiles) (config.h): 18 KB (int4, 8 tokens) to
+// Shared memory: kStages * stage_bytes(kBits, kTiles) (tile_shapes.h): 18 KB (int4, 8 tokens) to
 // 54 KB (int8, 64 tokens).
 #pragma once
 
@@ -52,8 +52,8 @@ struct DecodeParams {
   int32_t group_shift;     // log2(group rows); 30 for channelwise (every column in group 0)
   int32_t splits;
   Epilogue epilogue;
-  // Warp-split kernel only (config.h): bytes of one stage, the activation rows it holds, and
-  // the stages per warp (config.h: 3 or kStages at 3-4 token tiles, kStages or
+  // Warp-split kernel only (tile_shapes.h): bytes of one stage, the activation rows it holds, and
+  // the stages per warp (warp_split_instances.h: 3 or kStages at 3-4 token tiles, kStages or
   // warp_split_deep_stages at 1-2).
   int32_t warp_stage_bytes, act_rows, warp_stages;
   // Warp-split kernel, Stream-K instance (stream_k_grid.h: stream_k_plan): strips per cluster; the

@@ -29,8 +29,8 @@ constexpr auto kernel_for() {
 }
 
 // The most dynamic shared memory an instance can be launched with: the warp-split kernel sizes its
-// stages per problem (config.h), up to this; Stream-K adds each warp's slot-0 parking, the split
-// grid at 1-2 token tiles the cluster push form's largest receive area.
+// stages per problem (warp_split_instances.h), up to this; Stream-K adds each warp's slot-0
+// parking, the split grid at 1-2 token tiles the cluster push form's largest receive area.
 template <int kBits, int kTiles, bool kWarpSplit, int kStageCount, bool kStreamK, int kWarpCount>
 constexpr int max_shared_for() {
   constexpr int kPushArea = kTiles <= kClusterPushMaxTiles ? cluster_receive_max_bytes(kTiles) : 0;
@@ -162,9 +162,9 @@ Status occupancy_tiles(int shared, int* ctas_per_sm) {
 // instance that serves (token_tiles, warp_split, zero_points, warp_stages, stream_k, warps): the
 // warp-split kernel at 1-2 token tiles may have deep-pipeline instances (warp_stages ==
 // warp_split_deep_stages(token_tiles) or warp_split_lighter_deep_stages(bits, token_tiles),
-// config.h) and, int4, a Stream-K one; at one token tile and kStages stages, a wide one of
-// kWarpSplitWideWarps warps (warp_split_instances.h, warp_split_has_wide); the strip kernel has one instance for
-// both zero-point kinds.
+// warp_split_instances.h) and, int4, a Stream-K one; at one token tile and kStages stages, a wide
+// one of kWarpSplitWideWarps warps (warp_split_instances.h, warp_split_has_wide); the strip kernel
+// has one instance for both zero-point kinds.
 template <int kBits, typename F>
 Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_stages, bool stream_k,
                 int warps, F&& f) {

@@ -1,9 +1,9 @@
 // The decode kernel instances: one translation unit per (activation type, bit width), each
 // holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4 (with a
-// deep-pipeline instance at 1-2 token tiles, int8 at 1: warp_split_instances.h, warp_split_has_deep, and an
-// eight-warp one at one token tile: warp_split_has_wide), once for
-// symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here,
-// defined by kernel_instances.cuh.
+// deep-pipeline instance at 1-2 token tiles, int8 at 1: warp_split_instances.h,
+// warp_split_has_deep, and an eight-warp one at one token tile: warp_split_has_wide), once for
+// symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here, defined
+// by kernel_instances.cuh.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,8 +15,9 @@
 namespace sailfish::decode {
 
 // shared_bytes: the CTA's dynamic shared memory (plan_decode), at most the instance's maximum.
-// warps: the warp-split kernel's warps a CTA (tile_shapes.h: kWarpSplitWarps, or kWarpSplitWideWarps
-// where warp_split_has_wide); the strip kernel takes kWarpSplitWarps and ignores it.
+// warps: the warp-split kernel's warps a CTA (tile_shapes.h: kWarpSplitWarps, or
+// kWarpSplitWideWarps where warp_split_has_wide); the strip kernel takes kWarpSplitWarps and
+// ignores it.
 template <typename T, int kBits>
 Status launch_main_kernel(const DecodeParams& params, int token_tiles, bool warp_split, int warps,
                           dim3 grid, int shared_bytes, bool pdl, cudaStream_t stream);

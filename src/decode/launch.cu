@@ -45,8 +45,8 @@ Status ctas_per_sm_for(const Problem& p, const DecodePlan& d, int* ctas) {
                                     : occupancy_for<__nv_bfloat16>(bits, d, zero, ctas);
 }
 
-// The max_clusters(size) that config.h's cluster_split_count and stream_k_plan ask: clusters of
-// `size` CTAs of d's instance resident at once. A failed query counts as none; the first failure
+// The max_clusters(size) that split_depth.h's cluster_split_count and stream_k_plan ask: clusters
+// of `size` CTAs of d's instance resident at once. A failed query counts as none; the first failure
 // is kept in *first_error for the caller to return.
 auto resident_clusters(const Problem& p, const DecodePlan& d, Status* first_error) {
   return [&p, &d, first_error](int size) {
@@ -103,15 +103,15 @@ Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodeP
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
 // workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
 // bits, which measured up to ~3x the error of a plain bf16 GEMM (docs/perf).
-// pair_fallback: split_depth.h, cluster_split_count (two clustered splits rather than the reduce kernel
-// where their grid covers every SM; at one token tile four where that evens the grid out).
+// pair_fallback: split_depth.h, cluster_split_count (two clustered splits rather than the reduce
+// kernel where their grid covers every SM; at one token tile four where that evens the grid out).
 Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
                                   bool pair_fallback, const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
-  // Two splits from a wave rule (config.h): a grid of one uneven wave, or of a partial wave, or
-  // (int8, one token tile) of more CTAs than SMs.
+  // Two splits from a wave rule (split_depth.h): a grid of one uneven wave, or of a partial wave,
+  // or (int8, one token tile) of more CTAs than SMs.
   bool wave_pair = false;
   SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
@@ -132,7 +132,8 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
          (g.bits == 4 && partial_wave_split_pays(tiles, g.k_blocks, plan->sm_count, ctas_per_sm)));
     wave_pair = d->splits == 1 && one_wave_pair;
     if (d->splits == 1 && !wave_pair && g.bits == 8 && d->token_tiles == 1) {
-      // split_depth.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is added.
+      // split_depth.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is
+      // added.
       int pushed_ctas_per_sm = 0;
       SF_RETURN_IF_ERROR(ctas_per_sm_for(p, with_receive_area(*d, 2), &pushed_ctas_per_sm));
       wave_pair = int8_tail_split_pays(g.bits, d->token_tiles, tiles, g.k_blocks,
@@ -171,11 +172,11 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
 }
 
 // The Stream-K grid in place of the split plan *d where it was asked for (DecodeChoices::
-// stream_k; stream_k_grid.h, stream_k_plan) and applies: int4 at 1-2 token tiles on sm_90, warp-split
-// kernel, the cluster epilogue allowed, no red.global epilogue. A forced split depth is the CTAs a
-// cluster. Stages: the deep pipeline where the kernel has it and the grid puts at most one CTA on
-// an SM (as for the split grid), else kStages; a forced count is kept. Where no Stream-K grid
-// fits, the split plan stays. The current device must be plan->device.
+// stream_k; stream_k_grid.h, stream_k_plan) and applies: int4 at 1-2 token tiles on sm_90,
+// warp-split kernel, the cluster epilogue allowed, no red.global epilogue. A forced split depth is
+// the CTAs a cluster. Stages: the deep pipeline where the kernel has it and the grid puts at most
+// one CTA on an SM (as for the split grid), else kStages; a forced count is kept. Where no Stream-K
+// grid fits, the split plan stays. The current device must be plan->device.
 Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const Plan* plan,
                        DecodePlan* d) {
   const Problem& p = plan->problem;
@@ -227,13 +228,13 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
   return Status();
 }
 
-// The cluster epilogue's push form (cluster_epilogue.h, kClusterPushMaxTiles) for the split plan *d, which
-// then carries its receive area. Unasked, only where the area leaves as many of the grid's
-// clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the barrier form's time
-// on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over them
-// 0.93-0.98x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x (docs/perf/decode.md).
-// Asked (tests, tuning): wherever a cluster of the plan's size still fits with the area. The
-// current device must be plan->device.
+// The cluster epilogue's push form (cluster_epilogue.h, kClusterPushMaxTiles) for the split plan
+// *d, which then carries its receive area. Unasked, only where the area leaves as many of the
+// grid's clusters resident at once as before: on the H200 2 ranks ran 0.85-0.98x the barrier form's
+// time on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over
+// them 0.93-0.98x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x
+// (docs/perf/decode.md). Asked (tests, tuning): wherever a cluster of the plan's size still fits
+// with the area. The current device must be plan->device.
 Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePlan* d) {
   d->cluster_push = false;
   if (!asked.value_or(true) || d->epilogue != static_cast<int>(Epilogue::kCluster) ||
@@ -257,12 +258,13 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
   return (g.n_blocks + strips_per_cta - 1) / strips_per_cta * d.m_groups * d.splits;
 }
 
-// The wide instance (tile_shapes.h, kWarpSplitWideWarps warps a CTA) for the split plan *d: one token
-// tile, the split grid, four stages a warp (not where the caller forced another count), the same
-// splits, epilogue and push form. Unasked, where config.h's wide_warps_pay and the wide CTAs keep
-// the grid in as few waves and as many of its clusters resident at once as the plan had; asked
-// (tests, tuning), wherever the wide CTA fits an SM with the plan's clusters resident. Before
-// spread_over_sms, which then pads the plan it keeps. The current device must be plan->device.
+// The wide instance (tile_shapes.h, kWarpSplitWideWarps warps a CTA) for the split plan *d: one
+// token tile, the split grid, four stages a warp (not where the caller forced another count), the
+// same splits, epilogue and push form. Unasked, where warp_split_instances.h's wide_warps_pay and
+// the wide CTAs keep the grid in as few waves and as many of its clusters resident at once as the
+// plan had; asked (tests, tuning), wherever the wide CTA fits an SM with the plan's clusters
+// resident. Before spread_over_sms, which then pads the plan it keeps. The current device must be
+// plan->device.
 Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Plan* plan,
                          DecodePlan* d) {
   const Problem& p = plan->problem;
@@ -302,8 +304,8 @@ Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Pl
   return Status();
 }
 
-// Whether config.h's spread_pays pads plan d by default: its grid, and the weight bytes a warp
-// streams (a Stream-K warp's run of its cluster's strips).
+// Whether grid_placement.h's spread_pays pads plan d by default: its grid, and the weight bytes a
+// warp streams (a Stream-K warp's run of its cluster's strips).
 bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm_count) {
   const int64_t strips = d.stream_k_strips > 0 ? d.stream_k_strips : 1;
   return spread_pays(
@@ -312,12 +314,11 @@ bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm
 }
 
 // The warp-split plan *d with its shared memory padded so that an SM holds at most the grid's
-// even share of its CTAs, ceil(CTAs / SMs) (grid_placement.h, spread_shared_bytes), where it would hold
-// more and the padding fits a CTA: wherever `always`, else where config.h's spread_pays. The
-// padding is checked with the occupancy query; where that still allows more (allocation
-// granularity), 128 bytes more are tried, a few times, before the plan is left as it was. So is a
-// cluster plan whose clusters would no longer all be resident at once. The current device must be
-// plan->device.
+// even share of its CTAs, ceil(CTAs / SMs) (grid_placement.h, spread_shared_bytes), where it would
+// hold more and the padding fits a CTA: wherever `always`, else where spread_pays. The padding is
+// checked with the occupancy query; where that still allows more (allocation granularity), 128
+// bytes more are tried, a few times, before the plan is left as it was. So is a cluster plan whose
+// clusters would no longer all be resident at once. The current device must be plan->device.
 Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
   const Problem& p = plan->problem;
   const int64_t grid_ctas = warp_split_grid_ctas(p.geometry, *d);
@@ -352,6 +353,19 @@ Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
   return Status();
 }
 
+// The plan's last choices, each on the plan the ones before it left: Stream-K, the cluster push
+// form, the wide instance, then the spread padding: not where `spread` is false, wherever an SM
+// would hold more than the share where it is true or pad_quads, else where spread_pays. The
+// current device must be plan->device.
+Status finish_plan(const DecodeChoices& choices, bool stages_forced, std::optional<bool> spread,
+                   bool pad_quads, const Plan* plan, DecodePlan* d) {
+  SF_RETURN_IF_ERROR(choose_stream_k(choices, stages_forced, plan, d));
+  SF_RETURN_IF_ERROR(choose_cluster_push(choices.cluster_push, plan, d));
+  SF_RETURN_IF_ERROR(choose_wide_warps(choices.wide_warps, stages_forced, plan, d));
+  if (!spread.value_or(true)) return Status();
+  return spread_over_sms(plan, spread.has_value() || pad_quads, d);
+}
+
 }  // namespace
 
 Status plan_decode(const DecodeChoices& choices, Plan* plan) {
@@ -377,24 +391,24 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   } else {
     d.shared_bytes = shared_bytes(g.bits, d.token_tiles);
   }
-  // The warp-split kernel's stages per warp (config.h), planned at kStages first:
+  // The warp-split kernel's stages per warp (warp_split_instances.h), planned at kStages first:
   //   - 3-4 token tiles: three where the four-stage plan ends without the cluster epilogue (one
   //     split, or the reduce kernel), where the grid has CTAs to spare for another CTA per SM, and
   //     the three-stage plan does not end on the reduce kernel itself (l3-70b.o at M = 17: three
   //     stages, 4 splits and the reduce kernel ran 25.3 us, against 18.1 at M = 24 with four
   //     stages and clusters);
-  //   - 1-2 token tiles (int8: 1; warp_split_instances.h, warp_split_has_deep): the deep instance where the
-  //     four-stage plan leaves the SMs short of bytes in flight: its grid has no more CTAs than
-  //     SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer CTAs an
-  //     SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and the
-  //     reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8; at two tiles,
+  //   - 1-2 token tiles (int8: 1; warp_split_instances.h, warp_split_has_deep): the deep instance
+  //     where the four-stage plan leaves the SMs short of bytes in flight: its grid has no more
+  //     CTAs than SMs (l3-8b.o), or it ends on the reduce kernel and the deep plan, holding fewer
+  //     CTAs an SM and so fewer splits, on the cluster epilogue (l3-70b.o at M = 16: 3 splits and
+  //     the reduce kernel, 16.8 us, against 2 clustered splits of 6 stages, 14.8; at two tiles,
   //     where a warp's share is short, two clustered splits of four stages, spread, where their
-  //     grid spreads: warp_split_instances.h, pair_warps_are_short); or its grid is
-  //     uneven (warp_split_instances.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that grid in
-  //     one wave. Elsewhere the deep plan lost up to 32% (v13b in docs/perf/decode.md), and up to
-  //     21% on grids its fewer CTAs an SM took to a second wave (v42d). int8 at one tile has a
-  //     lighter deep depth too, taken where it sits better on the SMs (one wave, room for the next
-  //     launch's CTAs) or, bf16, the deepest keeps too many bytes in flight
+  //     grid spreads: warp_split_instances.h, pair_warps_are_short); or its grid is uneven
+  //     (warp_split_instances.h, warp_split_grid_uneven: l3-8b.qkv) and the deep plan keeps that
+  //     grid in one wave. Elsewhere the deep plan lost up to 32% (v13b in docs/perf/decode.md),
+  //     and up to 21% on grids its fewer CTAs an SM took to a second wave (v42d). int8 at one tile
+  //     has a lighter deep depth too, taken where it sits better on the SMs (one wave, room for
+  //     the next launch's CTAs) or, bf16, the deepest keeps too many bytes in flight
   //     (warp_split_lighter_deep_pays).
   // A forced count the kernel for this M is not built with is ignored (a sweep forces one count
   // over every M).
@@ -455,8 +469,8 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       }
       if (keep && four_partials && !few_ctas && d.token_tiles == 2 &&
           choices.spread.value_or(true) && pair_warps_are_short(g.k_blocks)) {
-        // warp_split_instances.h, pair_warps_are_short: short warps run two clustered splits of four stages,
-        // spread, faster than the deep plan, where that pair's grid spreads.
+        // warp_split_instances.h, pair_warps_are_short: short warps run two clustered splits of
+        // four stages, spread, faster than the deep plan, where that pair's grid spreads.
         const DecodePlan deep_plan = d;
         d = four;
         const Status pairs = choose(kStages, true);
@@ -467,8 +481,9 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       if (!keep) {
         d = four;
       } else if (lighter_deep > 0) {
-        // warp_split_instances.h, warp_split_lighter_deep_pays: one stage fewer where that plan sits better on
-        // the SMs or (bf16) the deepest keeps too many bytes in flight, if it ends the same way.
+        // warp_split_instances.h, warp_split_lighter_deep_pays: one stage fewer where that plan
+        // sits better on the SMs or (bf16) the deepest keeps too many bytes in flight, if it ends
+        // the same way.
         const DecodePlan deepest = d;
         const Status lighter = choose(lighter_deep);
         int deepest_ctas = 0, lighter_ctas = 0;
@@ -490,15 +505,15 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   }
   // One token tile, still ending on the reduce kernel: two clustered splits where their grid
   // covers every SM (split_depth.h, cluster_split_count). At two token tiles only where the pairs'
-  // grid is then spread over the SMs (grid_placement.h, spread_pays; below): unspread, two clustered
-  // splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16, v13c), since
-  // three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12 ran 0.82x
-  // and l3-70b.down 0.96x the reduce kernel's three splits (v46). There the pair runs the deep
-  // depth where its warps are long (warp_split_instances.h, pair_warps_are_short; v47).
-  // At one token tile the fallback may take four clustered splits where the pairs sit unevenly
-  // (split_depth.h, quad_fallback_pays). Their gain is the even placement that rule counts, so their
-  // grid is padded to its share whatever spread_pays says: unpadded, q32.down's 320 CTAs at four
-  // an SM ran 1.03x the pairs' time, padded to three 0.83x (v51).
+  // grid is then spread over the SMs (grid_placement.h, spread_pays; below): unspread, two
+  // clustered splits ran 1.09-1.31x the reduce kernel's plan (l3-70b.o, l3-70b.down at M = 16,
+  // v13c), since three CTAs an SM fit where the grid's share is two; spread, l3-70b.o at M = 9-12
+  // ran 0.82x and l3-70b.down 0.96x the reduce kernel's three splits (v46). There the pair runs the
+  // deep depth where its warps are long (warp_split_instances.h, pair_warps_are_short; v47). At one
+  // token tile the fallback may take four clustered splits where the pairs sit unevenly
+  // (split_depth.h, quad_fallback_pays). Their gain is the even placement that rule counts, so
+  // their grid is padded to its share whatever spread_pays says: unpadded, q32.down's 320 CTAs at
+  // four an SM ran 1.03x the pairs' time, padded to three 0.83x (v51).
   bool pad_quads = false;
   const std::optional<bool> spread = d.warp_split ? choices.spread : std::optional<bool>(false);
   if (chosen.ok() && ends_on(Epilogue::kPartials) &&
@@ -514,18 +529,14 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     }
     pad_quads = d.token_tiles == 1 && ends_on(Epilogue::kCluster) && d.splits == 4;
   }
-  if (chosen.ok()) chosen = choose_stream_k(choices, stages_forced, plan, &d);
-  if (chosen.ok()) chosen = choose_cluster_push(choices.cluster_push, plan, &d);
-  if (chosen.ok()) chosen = choose_wide_warps(choices.wide_warps, stages_forced, plan, &d);
-  if (chosen.ok() && spread.value_or(true)) {
-    chosen = spread_over_sms(plan, spread.has_value() || pad_quads, &d);
-  }
+  const Status finished =
+      chosen.ok() ? finish_plan(choices, stages_forced, spread, pad_quads, plan, &d) : chosen;
   SF_CUDA_CHECK(cudaSetDevice(current));
-  SF_RETURN_IF_ERROR(chosen);
+  SF_RETURN_IF_ERROR(finished);
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   // The warp-split kernel's lean loop also reads whole 64-column blocks (no K tail test), so it
-  // takes the copy, zero-padded to k_pad, where k is not a multiple of 64 (config.h).
+  // takes the copy, zero-padded to k_pad, where k is not a multiple of 64 (tile_shapes.h).
   const bool whole_blocks = d.warp_split && warp_split_reads_whole_blocks(d.token_tiles);
   d.copy_activations = p.act_order || g.k % 8 != 0 || (whole_blocks && g.k % 64 != 0);
   size_t offset = 0;

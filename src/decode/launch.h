@@ -15,9 +15,9 @@ struct DecodeChoices {
   // CTAs a cluster.
   std::optional<int64_t> splits;
   // The warp-split kernel's stages per warp instead of the heuristic: 3 or 4 at 17-32 tokens per
-  // CTA, 4 or the deep counts below where the deep instances exist (config.h: 6 at 1-8 tokens, 5
-  // at 9-16, and int8 at 1-8 also warp_split_lighter_deep_stages, 5); a count the kernel for
-  // this M lacks is ignored.
+  // CTA, 4 or the deep counts below where the deep instances exist (warp_split_instances.h: 6 at
+  // 1-8 tokens, 5 at 9-16, and int8 at 1-8 also warp_split_lighter_deep_stages, 5); a count the
+  // kernel for this M lacks is ignored.
   std::optional<int64_t> warp_stages;
   // The Stream-K grid (stream_k_grid.h, stream_k_plan) wherever it fits, instead of the split grid
   // (opt-in: slower on the H200, v18); stream_k_strips: its strips per cluster.
@@ -31,11 +31,12 @@ struct DecodeChoices {
   // The cluster epilogue's push form (launch.cu, choose_cluster_push): unset, the plan decides.
   std::optional<bool> cluster_push;
   // Shared memory padded to the grid's even share of CTAs an SM (launch.cu, spread_over_sms):
-  // unset, where config.h's spread_pays; true, wherever an SM would hold more; false, never.
-  std::optional<bool> spread;
-  // The wide instance, eight warps a CTA (launch.cu, choose_wide_warps): unset, where config.h's
-  // wide_warps_pay; true, wherever it applies (one token tile, the split grid) and fits; false,
+  // unset, where grid_placement.h's spread_pays; true, wherever an SM would hold more; false,
   // never.
+  std::optional<bool> spread;
+  // The wide instance, eight warps a CTA (launch.cu, choose_wide_warps): unset, where
+  // warp_split_instances.h's wide_warps_pay; true, wherever it applies (one token tile, the split
+  // grid) and fits; false, never.
   std::optional<bool> wide_warps;
 };
 

@@ -37,7 +37,8 @@ SF_HOST_DEVICE constexpr int stream_k_cluster_strips(int64_t n_blocks, int strip
 // The kernel's run arithmetic is 32-bit (a 64-bit division is a long instruction sequence on the
 // GPU): stream_k_plan keeps units * runs below 2^31.
 constexpr int64_t kStreamKMaxUnitRuns = int64_t(1) << 31;
-// Run `run` of `runs` over `units` flat units: [stream_k_run_begin(run), stream_k_run_begin(run + 1)).
+// Run `run` of `runs` over `units` flat units:
+// [stream_k_run_begin(run), stream_k_run_begin(run + 1)).
 SF_HOST_DEVICE constexpr uint32_t stream_k_run_begin(uint32_t units, uint32_t runs, uint32_t run) {
   return units * run / runs;
 }

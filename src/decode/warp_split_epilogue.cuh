@@ -103,14 +103,14 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 // Epilogue::kCluster, push form (v21; spread over the ranks in v22; DecodeParams::cluster_push):
 // the same sums as cluster_reduce_and_store, in the same order, without cluster barriers. `sums`
 // holds the CTA's sums of the warp's fragments f = warp + kWarpCount * q < 4 kTiles (after the
-// cross-warp add). Each fragment has an owner rank (cluster_epilogue.h: cluster_push_owner; rank 0 at 2
-// ranks, rank f % splits from 3): every other rank sends its sums of f into the owner's receive
-// area with st.async, which completes bytes on the owner's mbarrier; the owner waits for them, adds
-// 0 + s_0 + s_1 + ... and stores. A rank exits once its sends are issued and its own fragments
-// stored. The barrier form has every rank meet at a cluster barrier, read the others' sums and meet
-// at a second barrier before exiting, on the critical path of every small layer (~1 us of 5 on
-// l3-8b.o at M = 1). Each owner's barrier was initialized at the kernel's start and made visible by
-// cluster_arrive_relaxed(); cluster_wait() here pairs with it.
+// cross-warp add). Each fragment has an owner rank (cluster_epilogue.h: cluster_push_owner; rank 0
+// at 2 ranks, rank f % splits from 3): every other rank sends its sums of f into the owner's
+// receive area with st.async, which completes bytes on the owner's mbarrier; the owner waits for
+// them, adds 0 + s_0 + s_1 + ... and stores. A rank exits once its sends are issued and its own
+// fragments stored. The barrier form has every rank meet at a cluster barrier, read the others'
+// sums and meet at a second barrier before exiting, on the critical path of every small layer
+// (~1 us of 5 on l3-8b.o at M = 1). Each owner's barrier was initialized at the kernel's start and
+// made visible by cluster_arrive_relaxed(); cluster_wait() here pairs with it.
 template <typename T, int kTiles, int kWarpCount>
 __device__ __forceinline__ void cluster_push_and_store(
     const DecodeParams& p,
@@ -124,9 +124,9 @@ __device__ __forceinline__ void cluster_push_and_store(
   const uint32_t barrier = receive_address + cluster_receive_slot_bytes(splits, kTiles);
   gpu::cluster_wait();
   if (splits == 2) {
-    // Rank 0 owns every fragment, in slot f (config.h). The general code below does the same,
-    // but its owner and slot arithmetic sits between the mainloop's last add and the send: it ran
-    // 1.02-1.05x the time of this v21 form on the 2-rank rows (v22c, docs/perf/decode.md).
+    // Rank 0 owns every fragment, in slot f (cluster_epilogue.h). The general code below does the
+    // same, but its owner and slot arithmetic sits between the mainloop's last add and the send: it
+    // ran 1.02-1.05x the time of this v21 form on the 2-rank rows (v22c, docs/perf/decode.md).
     if (split != 0) {
       const uint32_t remote_barrier = gpu::map_shared_to_rank(barrier, 0);
       const uint32_t slots = gpu::map_shared_to_rank(receive_address + lane * 16, 0);

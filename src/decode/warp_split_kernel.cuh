@@ -4,12 +4,12 @@
 // weights per warp and per block, so the per-block fixed work (copy issue, barrier, activation
 // fragments, group bookkeeping) is paid for every 512 bytes, and on the H200 it was issue-bound
 // at about 2 TB/s. Here the kWarpCount warps of a CTA (4, or 8 in the wide instance at one token
-// tile: warp_split_instances.h, wide_warps_pay) split the CTA's k-range instead (the first seed's "warps split K
-// contiguously"), and each warp owns all four n16 groups of its blocks:
+// tile: warp_split_instances.h, wide_warps_pay) split the CTA's k-range instead (the first seed's
+// "warps split K contiguously"), and each warp owns all four n16 groups of its blocks:
 //   - a lane copies its four (int4) or eight (int8) 16-byte runs of a block into its own slot
 //     and reads back only those ("self-slot" staging, cp.async, kStages deep per warp, or 3 at
-//     3-4 token tiles, 6 at one and 5 at two where the plan asks: config.h,
-//     warp_split_deep_stages);
+//     3-4 token tiles, 6 at one and 5 at two where the plan asks:
+//     warp_split_instances.h, warp_split_deep_stages);
 //   - the activation slice and scale rows of the block ride in the same commit group; ldmatrix
 //     and the scale loads read bytes other lanes of the same warp copied, so each stage needs a
 //     __syncwarp after the wait, and no CTA barrier anywhere in the mainloop;
@@ -21,12 +21,13 @@
 // pair with one hfma2, zero shifts in the conversion's subtraction.
 // At the end the warps' sums meet in shared memory and each warp adds its share of the
 // fragments (none for warps 4-7 of the wide instance) in warp order (deterministic) and runs the
-// epilogue (store, red.global or split partials); with the cluster epilogue the split CTAs of the strip then add their sums through
-// distributed shared memory (warp_split_epilogue.cuh).
+// epilogue (store, red.global or split partials); with the cluster epilogue the split CTAs of the
+// strip then add their sums through distributed shared memory (warp_split_epilogue.cuh).
 //
-// Shared memory, sized at plan time to what the problem reads (tile_shapes.h, warp_split_stage_bytes):
-// kWarpCount * (128 + stages * (block + act_rows * 128 + meta_rows * 128 (x3 with zero points))),
-// 37 KB for int4, M = 1, group 128, symmetric; at most warp_split_max_shared_bytes.
+// Shared memory, sized at plan time to what the problem reads (tile_shapes.h,
+// warp_split_stage_bytes): kWarpCount * (128 + stages * (block + act_rows * 128 + meta_rows * 128
+// (x3 with zero points))), 37 KB for int4, M = 1, group 128, symmetric; at most
+// warp_split_max_shared_bytes.
 #pragma once
 
 #include <cstdint>
@@ -48,10 +49,10 @@
 namespace sailfish::decode {
 
 // kZeroPoints: the weight has zero points (a compile-time choice, so the symmetric mainloop carries
-// no branch on it). kStageCount: stages per warp (tile_shapes.h: kStages, or warp_split_deep_stages at
-// 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
-// kStreamK: the Stream-K grid (stream_k_grid.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x of
-// p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of
+// no branch on it). kStageCount: stages per warp (tile_shapes.h: kStages, or warp_split_deep_stages
+// at 1-2 token tiles); at 3-4 token tiles the most, with p.warp_stages saying how many run.
+// kStreamK: the Stream-K grid (stream_k_grid.h: stream_k_plan; 1-2 token tiles): cluster blockIdx.x
+// of p.splits CTAs (rank blockIdx.y) owns p.stream_k_strips strips, and warps walk flat runs of
 // them (below).
 // No minimum-CTAs argument in the launch bounds: even an explicit 1 moves ptxas off its default
 // allocation (one token tile 127 -> 130 registers, so 3 CTAs an SM instead of 4; two tiles
@@ -66,7 +67,8 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   constexpr int kRunBytes = kBits * 4;  // 16 (int4) or 32 (int8) bytes per (n16 group, lane)
   constexpr int kWordsPerGroup = kBits;  // words of one n16 group's run
   constexpr bool kScaleSums = kTiles <= 2;
-  // Stages per warp: kStageCount, or 3 or 4 at 3-4 token tiles (p.warp_stages, config.h).
+  // Stages per warp: kStageCount, or 3 or 4 at 3-4 token tiles (p.warp_stages,
+  // warp_split_instances.h).
   constexpr bool kStagesVary = warp_split_stages_vary(kTiles);
   static_assert(!kStagesVary || kStageCount == kStages, "3-4 token tiles vary kStages at run time");
   const int stages = kStagesVary ? p.warp_stages : kStageCount;
@@ -86,10 +88,11 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split
   // blockIdx.y, and the warp takes its 1 / kWarpCount of the split's k-range. Stream-K: run
-  // split * kWarpCount + warp of the cluster's flat units (config.h), which may cross strips.
+  // split * kWarpCount + warp of the cluster's flat units (stream_k_grid.h), which may cross
+  // strips.
   int first_strip, kb_begin, num_blocks;
   if constexpr (kStreamK) {
-    // 32-bit arithmetic: stream_k_plan keeps units * runs below 2^31 (config.h).
+    // 32-bit arithmetic: stream_k_plan keeps units * runs below 2^31 (stream_k_grid.h).
     const uint32_t runs = p.splits * kWarpCount, run = split * kWarpCount + warp;
     const uint32_t units =
         stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, blockIdx.x) * p.k_blocks;
@@ -191,9 +194,9 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 
   // The weights are read once per call: evict-first keeps them from pushing what is read again
   // (activations, scales, the next kernel's inputs) out of the L2, and streamed faster at 1-2
-  // token tiles (warp_split_instances.h, warp_split_evicts_weights_first). The issue asked for the hint to be
-  // tested on sm_90 (a public kernel had crashed with the createpolicy form): every GPU test of
-  // these instances and compute-sanitizer run it.
+  // token tiles (warp_split_instances.h, warp_split_evicts_weights_first). The issue asked for the
+  // hint to be tested on sm_90 (a public kernel had crashed with the createpolicy form): every GPU
+  // test of these instances and compute-sanitizer run it.
   // Not on the Stream-K grid (opt-in, not measured with it), whose loops it lengthened by 2-3%.
   constexpr bool kEvictFirst = warp_split_evicts_weights_first(kTiles) && !kStreamK;
   [[maybe_unused]] uint64_t weight_policy = 0;

@@ -9,12 +9,11 @@
 namespace sailfish::decode {
 namespace {
 
-// Stream-K (stream_k_grid.h): a cluster's runs tile its strips' flat units exactly once, stream_k_run_of
-// finds the run of every unit, every run of a planned grid keeps six blocks a warp and spans at
-// most two tiles, and for every tile several
-// runs share, each contributor's sums sit in the slot the kernel parked them in: slot 0 exactly
-// when the run left the tile through its last k-block (finish_tile, mid-loop), slot 1 when the
-// run ended inside it.
+// Stream-K (stream_k_grid.h): a cluster's runs tile its strips' flat units exactly once,
+// stream_k_run_of finds the run of every unit, every run of a planned grid keeps six blocks a warp
+// and spans at most two tiles, and for every tile several runs share, each contributor's sums sit
+// in the slot the kernel parked them in: slot 0 exactly when the run left the tile through its last
+// k-block (finish_tile, mid-loop), slot 1 when the run ended inside it.
 TEST(DecodeConfig, StreamKRunsTileTheClusterAndParkWhereTheReductionLooks) {
   for (int64_t n_blocks : {1, 4, 7, 96, 100}) {
     for (int64_t k_blocks : {8, 16, 45, 64, 224}) {

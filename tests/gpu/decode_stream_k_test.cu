@@ -1,8 +1,8 @@
-// The decode tier's Stream-K grid (src/decode/stream_k_grid.h, stream_k_plan): clusters of CTAs whose
-// warps walk flat runs over several strips and sum the tiles they share through distributed
+// The decode tier's Stream-K grid (src/decode/stream_k_grid.h, stream_k_plan): clusters of CTAs
+// whose warps walk flat runs over several strips and sum the tiles they share through distributed
 // shared memory. Against the float64 reference on every int4 format, forced (strips, CTAs a
-// cluster) grids whose runs start and end inside tiles, cover whole tiles, and leave a last
-// cluster with fewer strips; bitwise stability; and the plan's own choice on an H200.
+// cluster) grids whose runs start and end inside tiles, cover whole tiles, and leave a last cluster
+// with fewer strips; bitwise stability; and the plan's own choice on an H200.
 #include <gtest/gtest.h>
 
 #include <string>

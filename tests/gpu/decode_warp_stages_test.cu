@@ -148,7 +148,7 @@ TEST(DecodeWarpStages, PlanTakesTheDeepPipelineForFewCtas) {
       const std::string where = "n=" + std::to_string(shape[0]) + " k=" +
                                 std::to_string(shape[1]) + " m=" + std::to_string(m);
       const int64_t ctas = problem.geometry.n_blocks * plan.decode.splits;
-      const int deep = m == 1 ? 6 : 5;  // one token tile, or two (config.h)
+      const int deep = m == 1 ? 6 : 5;  // one token tile, or two (warp_split_instances.h)
       if (plan.decode.warp_stages == deep) {
         EXPECT_TRUE(ctas <= sms || plan.decode.epilogue == kEpilogueCluster) << where;
       } else {

@@ -279,8 +279,8 @@ TEST(Tune, TimesEveryStageCountAtEveryDepth) {
         if (stages_fixed) EXPECT_EQ(c.plan.decode.warp_stages, 4) << where << " " << c.label;
         if (stages_fixed) EXPECT_EQ(c.label.find("stages="), std::string::npos) << c.label;
       }
-      // The counts the kernels are built with (decode/config.h): int8 at one tile 4, 5 and 6;
-      // int4 at two tiles 4 and 5.
+      // The counts the kernels are built with (decode/warp_split_instances.h): int8 at one tile 4,
+      // 5 and 6; int4 at two tiles 4 and 5.
       const std::set<int> expected = stages_fixed ? std::set<int>{4}
                                      : bits == 8  ? std::set<int>{4, 5, 6}
                                                   : std::set<int>{4, 5};
