@@ -11,6 +11,9 @@
 # device call's time limit ends it between rounds, not in the middle of one.
 # A run-time variant reuses another's build with environment settings, NAME=env:BUILD:VAR=VALUE,...
 #   scripts/device_variant_rounds.sh SPEC_FILE base= w5=env:base:SAILFISH_DECODE_WARP_STAGES=5
+# The device returns only a few files from $OUT, so at the end the tables (with every variant's
+# launch strings) go to $OUT/variant_summary.md and stdout, and the rounds' JSON and logs into
+# $OUT/variant_rounds.tar.xz, which variant_summary.py reads as it is (VARIANT_PACK=0: leave them).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -52,3 +55,6 @@ for round in $(seq 1 "${VARIANT_ROUNDS:-2}"); do
     done
   done < "$spec"
 done
+if [ "${VARIANT_PACK:-1}" != 0 ]; then
+  "$root/scripts/perf/pack_variant_rounds.sh" "$out" "$spec"
+fi

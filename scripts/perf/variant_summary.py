@@ -2,15 +2,21 @@
 """Tables of scripts/device_variant_rounds.sh: per spec line, each variant's mean time per row over
 the rounds and its ratio to the line's first variant, with the geometric mean of the ratios.
 
-  python3 scripts/perf/variant_summary.py OUT_DIR SPEC_FILE
+  python3 scripts/perf/variant_summary.py OUT_DIR_OR_ARCHIVE SPEC_FILE [--launches]
 
-Reads OUT_DIR/<label>_<variant>_<round>.json. Rows that failed their check or did not run are
-left out and counted under the table.
+Reads <label>_<variant>_<round>.json from OUT_DIR, or from the .tar.xz the rounds script packs
+them into. Rows that failed their check or did not run are left out and counted under the table.
+--launches adds, under each table, every variant's launch string per row (a forced variant's plan
+is not the reference's).
 """
+import argparse
 import glob
 import json
 import math
+import os
 import sys
+import tarfile
+import tempfile
 
 from ab_summary import rows_by_key
 from compare_runs import short_launch
@@ -29,8 +35,39 @@ def spec_lines(path):
         yield label, variants.split(",")
 
 
+def print_launches(label, variants, sides):
+    """Each variant's launch string per row of the reference (its first round's)."""
+    ref_rows = sides[variants[0]][0]
+    print(f"\n{label}: launches\n")
+    head = "| shape | M |" + "".join(f" {n} |" for n in variants)
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for key in sorted(ref_rows, key=lambda k: (k[1], k[0])):
+        cells = ""
+        for n in variants:
+            rows = sides[n][0].get(key)
+            cells += f" {short_launch(rows[0]['launch'])} |" if rows else " - |"
+        print(f"| {key[0]} | {key[1]} |{cells}")
+
+
 def main():
-    out_dir, spec = sys.argv[1], sys.argv[2]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", help="the rounds' output folder, or the .tar.xz they were packed in")
+    parser.add_argument("spec")
+    parser.add_argument("--launches", action="store_true")
+    args = parser.parse_args()
+    if os.path.isfile(args.out) and tarfile.is_tarfile(args.out):
+        with tempfile.TemporaryDirectory() as unpacked:
+            with tarfile.open(args.out) as archive:
+                # The "data" filter (no links out, no absolute paths) where this Python has it.
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                archive.extractall(unpacked, **safe)
+            summarize(unpacked, args.spec, args.launches)
+    else:
+        summarize(args.out, args.spec, args.launches)
+
+
+def summarize(out_dir, spec, launches):
     for label, variants in spec_lines(spec):
         sides = {}
         for name in variants:
@@ -66,6 +103,8 @@ def main():
                 print(f"\n{label}: {n}/{ref} geometric mean {g:.3f} over {len(logs[n])} rows "
                       f"(range {math.exp(min(logs[n])):.3f}-{math.exp(max(logs[n])):.3f}); "
                       f"rows not ok: {ref} {ref_bad}, {n} {sides[n][1]}")
+        if launches:
+            print_launches(label, variants, sides)
 
 
 if __name__ == "__main__":
