@@ -59,7 +59,7 @@ struct DecodeParams {
   // Warp-split kernel, Stream-K instance (stream_k_grid.h: stream_k_plan): strips per cluster; the
   // cluster holds `splits` CTAs. 0 elsewhere.
   int32_t stream_k_strips;
-  // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (config.h,
+  // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (cluster_epilogue.h,
   // kClusterPushMaxTiles; warp_split_epilogue.cuh, cluster_push_and_store) when nonzero.
   int32_t cluster_push;
 };

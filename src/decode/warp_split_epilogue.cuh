@@ -213,7 +213,7 @@ __device__ __forceinline__ void cluster_push_and_store(
 // strips that several runs share are summed over those runs in unit order (0 + first run + ...:
 // deterministic) and stored with the bias. Fragment f of tile t is item t * 4 kTiles + f, taken by
 // the cluster's warps in turn. A run's sums of tile t sit in its slot 0 (past the CTA's stage
-// regions) if it reached the tile's end, else in slot 1 (its own region's start): config.h,
+// regions) if it reached the tile's end, else in slot 1 (its own region's start): stream_k_grid.h,
 // stream_k_parked_at_tile_end. A second barrier keeps every CTA resident until the last remote
 // read.
 template <typename T, int kTiles>
