@@ -141,7 +141,7 @@ void mark_check_failure(RowResult* row, const std::string& what) {
 
 // The plan's launch configuration in a few words, so sweeps can see what each row ran.
 std::string launch_summary(const Plan& p) {
-  char text[128];
+  char text[192];
   if (p.tier == Tier::kDecode) {
     const DecodePlan& d = p.decode;
     std::snprintf(text, sizeof(text), "%s tiles=%d m_groups=%d splits=%d epilogue=%d",
@@ -167,6 +167,11 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " spread=%d", d.spread_ctas);
     }
+    // What the placement rules count: the CTAs an SM holds at this shared memory (the bytes in
+    // flight an SM keeps follow from them, the stages and the stage size).
+    const size_t used = std::strlen(text);
+    std::snprintf(text + used, sizeof(text) - used, " resident=%d shared=%d", d.resident_ctas,
+                  d.shared_bytes);
   } else if (p.tier == Tier::kPrefill) {
     const PrefillPlan& f = p.prefill;
     std::snprintf(text, sizeof(text), "tokens=%d splits=%d stages=%d grid=%d", f.tokens,

@@ -182,6 +182,9 @@ struct DecodePlan {
   int spread_ctas = 0;            // shared memory padded so an SM holds at most this many CTAs,
                                   // the grid's even share (Options::decode_spread); 0: not padded
   int shared_bytes = 0;           // dynamic shared memory of the main kernel, per CTA
+  int resident_ctas = 0;          // CTAs of the main kernel one SM holds at shared_bytes (the
+                                  // occupancy query; spread_ctas where padded). For logs and
+                                  // sweeps: what the plan's placement rules counted
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;
 };

@@ -30,7 +30,7 @@ def short_launch(text):
     fields = dict(re.findall(r"(\w+)=(\d+)", text or ""))
     labels = (("tokens", "t"), ("splits", "s"), ("epilogue", "e"), ("warp_stages", "w"),
               ("stream_k_strips", "k"), ("cluster_push", "p"), ("stream_k", "sk"),
-              ("spread", "x"), ("warps", "v"))
+              ("spread", "x"), ("warps", "v"), ("resident", "r"))
     return "/".join(f"{label}{fields[k]}" for k, label in labels if k in fields)
 
 

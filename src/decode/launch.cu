@@ -355,15 +355,18 @@ Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
 
 // The plan's last choices, each on the plan the ones before it left: Stream-K, the cluster push
 // form, the wide instance, then the spread padding: not where `spread` is false, wherever an SM
-// would hold more than the share where it is true or pad_quads, else where spread_pays. The
-// current device must be plan->device.
+// would hold more than the share where it is true or pad_quads, else where spread_pays. Then the
+// CTAs an SM holds of the plan as it stands (DecodePlan::resident_ctas). The current device must
+// be plan->device.
 Status finish_plan(const DecodeChoices& choices, bool stages_forced, std::optional<bool> spread,
                    bool pad_quads, const Plan* plan, DecodePlan* d) {
   SF_RETURN_IF_ERROR(choose_stream_k(choices, stages_forced, plan, d));
   SF_RETURN_IF_ERROR(choose_cluster_push(choices.cluster_push, plan, d));
   SF_RETURN_IF_ERROR(choose_wide_warps(choices.wide_warps, stages_forced, plan, d));
-  if (!spread.value_or(true)) return Status();
-  return spread_over_sms(plan, spread.has_value() || pad_quads, d);
+  if (spread.value_or(true)) {
+    SF_RETURN_IF_ERROR(spread_over_sms(plan, spread.has_value() || pad_quads, d));
+  }
+  return ctas_per_sm_for(plan->problem, *d, &d->resident_ctas);
 }
 
 }  // namespace

@@ -89,8 +89,10 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
 // longer fits in its shared memory, and the share is ceil(grid / SMs). l3-70b.down at M = 9 with
 // two clustered splits of five stages (256 CTAs, 69 KB, three an SM unpadded: v46 in
 // docs/perf/decode.md), l3-8b.o at M = 1 (128 CTAs), and a grid that already fills its SMs
-// (l3-70b.gate_up at M = 1, 896 CTAs), which is left alone. In each, shared memory and not the
-// registers bounds the CTAs an SM holds, so the shared-memory count below is the occupancy.
+// (l3-70b.gate_up at M = 1, 896 CTAs), which is left alone. Where the plan pads, shared memory
+// and not the registers bounds the CTAs an SM holds, so the shared-memory count below is the
+// occupancy there (on l3-70b.gate_up the registers hold the one-tile kernel to four CTAs an SM:
+// 126 a thread).
 TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
   SF_SKIP_WITHOUT_GPU();
   if (!device_has_clusters()) GTEST_SKIP() << "the cases plan clustered splits (sm_90)";
@@ -128,12 +130,18 @@ TEST(DecodeSpread, PlanHoldsAnSmToTheGridsShare) {
                               std::to_string(d.shared_bytes);
     EXPECT_EQ(base.decode.spread_ctas, 0) << where;
     EXPECT_EQ(d.splits, base.decode.splits) << where;
+    // DecodePlan::resident_ctas is the occupancy query's count: at most what the shared memory
+    // alone allows (the registers or the kernel's static shared memory can hold it lower).
+    EXPECT_GE(base.decode.resident_ctas, 1) << where;
+    EXPECT_LE(base.decode.resident_ctas, fit_before) << where;
     if (fit_before <= share) {
       EXPECT_EQ(d.spread_ctas, 0) << where << ": nothing to pad";
       EXPECT_EQ(d.shared_bytes, base.decode.shared_bytes) << where;
+      EXPECT_EQ(d.resident_ctas, base.decode.resident_ctas) << where;
       continue;
     }
     ASSERT_EQ(d.spread_ctas, share) << where;
+    EXPECT_EQ(d.resident_ctas, share) << where;
     EXPECT_GT(d.shared_bytes, base.decode.shared_bytes) << where;
     EXPECT_LE(int64_t(share) * (d.shared_bytes + reserved), smem_per_sm) << where;
     EXPECT_GT(int64_t(share + 1) * (d.shared_bytes + reserved), smem_per_sm) << where;
