@@ -10,6 +10,7 @@ them into. Rows that failed their check or did not run are left out and counted 
 is not the reference's).
 """
 import argparse
+import contextlib
 import glob
 import json
 import math
@@ -50,21 +51,28 @@ def print_launches(label, variants, sides):
         print(f"| {key[0]} | {key[1]} |{cells}")
 
 
+@contextlib.contextmanager
+def rounds_folder(path):
+    """The rounds' folder: `path` itself, or a temporary folder `path` (a .tar.xz) unpacks into."""
+    if not (os.path.isfile(path) and tarfile.is_tarfile(path)):
+        yield path
+        return
+    with tempfile.TemporaryDirectory() as unpacked:
+        with tarfile.open(path) as archive:
+            # The "data" filter (no links out, no absolute paths) where this Python has it.
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            archive.extractall(unpacked, **safe)
+        yield unpacked
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", help="the rounds' output folder, or the .tar.xz they were packed in")
     parser.add_argument("spec")
     parser.add_argument("--launches", action="store_true")
     args = parser.parse_args()
-    if os.path.isfile(args.out) and tarfile.is_tarfile(args.out):
-        with tempfile.TemporaryDirectory() as unpacked:
-            with tarfile.open(args.out) as archive:
-                # The "data" filter (no links out, no absolute paths) where this Python has it.
-                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-                archive.extractall(unpacked, **safe)
-            summarize(unpacked, args.spec, args.launches)
-    else:
-        summarize(args.out, args.spec, args.launches)
+    with rounds_folder(args.out) as out_dir:
+        summarize(out_dir, args.spec, args.launches)
 
 
 def summarize(out_dir, spec, launches):
