@@ -103,8 +103,8 @@ struct Options {
   // Decode warp-split kernel's pipeline stages per warp, 3 or 4 (tuning and tests). Only the
   // 17-32 tokens per CTA kernels vary their depth; elsewhere the option is ignored.
   std::optional<int64_t> decode_warp_stages;         // SAILFISH_DECODE_WARP_STAGES (default: auto)
-  // Decode Stream-K grid (int4, 1-16 tokens per CTA, sm_90; src/decode/stream_k_grid.h): clusters of
-  // CTAs walk flat runs over several strips, so every SM streams an even share. Opt-in: on the
+  // Decode Stream-K grid (int4, 1-16 tokens per CTA, sm_90; src/decode/stream_k_grid.h): clusters
+  // of CTAs walk flat runs over several strips, so every SM streams an even share. Opt-in: on the
   // H200 it ran 1.02-1.75x the split grid's time on every Llama-3 shape (docs/perf/decode.md, v18).
   // 1: wherever a Stream-K grid fits (decode_splits then sets the CTAs a cluster).
   std::optional<bool> decode_stream_k;               // SAILFISH_DECODE_STREAM_K=0|1 (default 0)
@@ -117,17 +117,17 @@ struct Options {
   // epilogue can hold the area; 0: never.
   std::optional<bool> decode_cluster_push;           // SAILFISH_DECODE_CLUSTER_PUSH=0|1
   // Decode warp-split kernel: pad its shared memory so that an SM holds no more of its CTAs than
-  // the grid's even share, ceil(CTAs / SMs) (src/decode/grid_placement.h, spread_shared_bytes). A grid
-  // smaller than what the SMs hold can otherwise land unevenly, several CTAs on some SMs and none
-  // on others, where programmatic dependent launch and clusters place it. Unset: where the share
-  // is two or more and the grid is not uneven (grid_placement.h, spread_pays), and two token tiles may
-  // then take two clustered splits over the reduce kernel; 1: wherever an SM would hold more than
-  // the share; 0: never (the plans before v46, docs/perf/decode.md).
+  // the grid's even share, ceil(CTAs / SMs) (src/decode/grid_placement.h, spread_shared_bytes). A
+  // grid smaller than what the SMs hold can otherwise land unevenly, several CTAs on some SMs and
+  // none on others, where programmatic dependent launch and clusters place it. Unset: where the
+  // share is two or more and the grid is not uneven (grid_placement.h, spread_pays), and two token
+  // tiles may then take two clustered splits over the reduce kernel; 1: wherever an SM would hold
+  // more than the share; 0: never (the plans before v46, docs/perf/decode.md).
   std::optional<bool> decode_spread;                 // SAILFISH_DECODE_SPREAD=0|1
   // Decode warp-split kernel at 1-8 tokens per CTA: eight warps a CTA instead of four, each with
-  // half the k-blocks, on the same grid (src/decode/warp_split_instances.h, wide_warps_pay). Unset: where the
-  // four-warp plan's warps stream long and the wide CTAs keep its grid resident as before; 1:
-  // wherever it applies (the split grid) and fits an SM; 0: never.
+  // half the k-blocks, on the same grid (src/decode/warp_split_instances.h, wide_warps_pay).
+  // Unset: where the four-warp plan's warps stream long and the wide CTAs keep its grid resident
+  // as before; 1: wherever it applies (the split grid) and fits an SM; 0: never.
   std::optional<bool> decode_wide_warps;             // SAILFISH_DECODE_WIDE_WARPS=0|1
   std::optional<int64_t> prefill_min_m;              // SAILFISH_PREFILL_MIN_M (default by bit
                                                      // width: src/api/dispatch_rules.h)
@@ -160,13 +160,15 @@ struct Problem {
   static Problem for_weight(const DeviceWeight& weight, int64_t m, DType act_dtype, bool has_bias);
 };
 
-// Decode-tier launch configuration (filled by plan(); see src/decode/config.h and the headers it includes).
+// Decode-tier launch configuration (filled by plan(); see src/decode/config.h and the headers it
+// includes).
 struct DecodePlan {
   int token_tiles = 0;            // 8-token mma tiles per CTA (1, 2, 3, 4, 6 or 8)
   int m_groups = 0;               // CTAs along M (each 8 * token_tiles tokens)
   int splits = 0;                 // split-K depth
   int epilogue = 0;               // 0 store, 1 red.global into Y, 2 fp32 partials + ordered
-                                  // reduce, 3 cluster reduce (src/decode/cluster_epilogue.h: Epilogue)
+                                  // reduce, 3 cluster reduce (src/decode/cluster_epilogue.h:
+                                  // Epilogue)
   bool warp_split = false;        // warps split K inside the CTA (M <= 32) instead of N
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A
   bool init_output = false;       // prep kernel sets Y = bias before the red.global epilogue
@@ -176,7 +178,8 @@ struct DecodePlan {
   int stream_k_strips = 0;        // warp-split kernel: Stream-K strips per cluster of `splits`
                                   // CTAs (src/decode/stream_k_grid.h), 0 for the split grid
   bool cluster_push = false;      // epilogue 3 by push: ranks send their sums of a fragment to
-                                  // its owner rank, which adds and stores (src/decode/cluster_epilogue.h)
+                                  // its owner rank, which adds and stores
+                                  // (src/decode/cluster_epilogue.h)
   int warps = 4;                  // warp-split kernel: warps a CTA, 4 or 8 (one token tile:
                                   // Options::decode_wide_warps, src/decode/warp_split_instances.h)
   int spread_ctas = 0;            // shared memory padded so an SM holds at most this many CTAs,

@@ -37,25 +37,31 @@ Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int*
 }
 
 // CTAs of d's kernel instance one SM holds, for the problem's activation type, bit width and
-// zero points.
-Status ctas_per_sm_for(const Problem& p, const DecodePlan& d, int* ctas) {
+// zero points: CUDA's occupancy query on the current device (DeviceQueries::ctas_per_sm).
+Status cuda_ctas_per_sm(const Problem& p, const DecodePlan& d, int* ctas) {
   const int bits = p.geometry.bits;
   const bool zero = p.zero_kind != ZeroPointKind::kNone;
   return p.act_dtype == DType::kF16 ? occupancy_for<__half>(bits, d, zero, ctas)
                                     : occupancy_for<__nv_bfloat16>(bits, d, zero, ctas);
 }
 
+// Clusters of `size` CTAs of d's instance resident at once: CUDA's query on the current device
+// (DeviceQueries::max_clusters).
+Status cuda_max_clusters(const Problem& p, const DecodePlan& d, int size, int* clusters) {
+  const int bits = p.geometry.bits;
+  const bool zero = p.zero_kind != ZeroPointKind::kNone;
+  return p.act_dtype == DType::kF16
+             ? max_clusters_for<__half>(bits, d, zero, size, clusters)
+             : max_clusters_for<__nv_bfloat16>(bits, d, zero, size, clusters);
+}
+
 // The max_clusters(size) that split_depth.h's cluster_split_count and stream_k_plan ask: clusters
 // of `size` CTAs of d's instance resident at once. A failed query counts as none; the first failure
 // is kept in *first_error for the caller to return.
-auto resident_clusters(const Problem& p, const DecodePlan& d, Status* first_error) {
-  return [&p, &d, first_error](int size) {
-    const int bits = p.geometry.bits;
-    const bool zero = p.zero_kind != ZeroPointKind::kNone;
+auto resident_clusters(const DeviceQueries& q, const DecodePlan& d, Status* first_error) {
+  return [&q, &d, first_error](int size) {
     int clusters = 0;
-    Status query = p.act_dtype == DType::kF16
-                       ? max_clusters_for<__half>(bits, d, zero, size, &clusters)
-                       : max_clusters_for<__nv_bfloat16>(bits, d, zero, size, &clusters);
+    Status query = q.max_clusters(d, size, &clusters);
     if (!query.ok()) {
       if (first_error->ok()) std::swap(*first_error, query);
       return 0;
@@ -89,16 +95,16 @@ struct ClusterResidency {
   int after = 0;
   bool kept = false;
 };
-Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodePlan& to,
+Status cluster_residency(const DeviceQueries& q, const DecodePlan& from, const DecodePlan& to,
                          int64_t grid_clusters, ClusterResidency* r) {
   Status first_error;
-  const int before = resident_clusters(p, from, &first_error)(from.splits);
-  r->after = resident_clusters(p, to, &first_error)(from.splits);
+  const int before = resident_clusters(q, from, &first_error)(from.splits);
+  r->after = resident_clusters(q, to, &first_error)(from.splits);
   r->kept = r->after >= std::min<int64_t>(before, grid_clusters);
   return first_error;
 }
 
-// Occupancy, split depth and split epilogue (the current device must be plan->device).
+// Occupancy, split depth and split epilogue.
 // Several splits: fp32 partials summed in split order (the reduce kernel, or the cluster of a
 // strip's split CTAs through distributed shared memory, which saves the second launch and the
 // workspace) unless the red.global epilogue was asked for; it rounds every partial sum to 16
@@ -106,14 +112,15 @@ Status cluster_residency(const Problem& p, const DecodePlan& from, const DecodeP
 // pair_fallback: split_depth.h, cluster_split_count (two clustered splits rather than the reduce
 // kernel where their grid covers every SM; at one token tile four where that evens the grid out).
 Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool cluster_reduce,
-                                  bool pair_fallback, const Plan* plan, DecodePlan* d) {
+                                  bool pair_fallback, const DeviceQueries& q, const Plan* plan,
+                                  DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   int ctas_per_sm = 0;
   // Two splits from a wave rule (split_depth.h): a grid of one uneven wave, or of a partial wave,
   // or (int8, one token tile) of more CTAs than SMs.
   bool wave_pair = false;
-  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(*d, &ctas_per_sm));
   if (ctas_per_sm < 1) {
     return internal_error("decode kernel does not fit on an SM (", d->token_tiles, " tiles)");
   }
@@ -135,7 +142,7 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
       // split_depth.h, int8_tail_split_pays: the CTAs an SM holds once the pair's push area is
       // added.
       int pushed_ctas_per_sm = 0;
-      SF_RETURN_IF_ERROR(ctas_per_sm_for(p, with_receive_area(*d, 2), &pushed_ctas_per_sm));
+      SF_RETURN_IF_ERROR(q.ctas_per_sm(with_receive_area(*d, 2), &pushed_ctas_per_sm));
       wave_pair = int8_tail_split_pays(g.bits, d->token_tiles, tiles, g.k_blocks,
                                        plan->sm_count, pushed_ctas_per_sm);
     }
@@ -153,14 +160,12 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
     return Status();
   }
   d->epilogue = static_cast<int>(Epilogue::kPartials);
-  int major = 0;
-  SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
-  if (!cluster_reduce || !d->warp_split || major < 9) return Status();
+  if (!cluster_reduce || !d->warp_split || q.compute_major < 9) return Status();
   Status first_error;  // of the occupancy queries; a failed query counts as no cluster
   const int cluster_splits =
       cluster_split_count(d->splits, forced_splits.has_value() || wave_pair,
                           g.n_blocks * d->m_groups, static_cast<int64_t>(g.code_bytes()),
-                          resident_clusters(p, *d, &first_error),
+                          resident_clusters(q, *d, &first_error),
                           pair_fallback ? plan->sm_count : 0,
                           pair_fallback && d->token_tiles == 1 ? g.k_blocks : 0);
   SF_RETURN_IF_ERROR(first_error);
@@ -176,18 +181,16 @@ Status choose_splits_and_epilogue(std::optional<int64_t> forced_splits, bool clu
 // warp-split kernel, the cluster epilogue allowed, no red.global epilogue. A forced split depth is
 // the CTAs a cluster. Stages: the deep pipeline where the kernel has it and the grid puts at most
 // one CTA on an SM (as for the split grid), else kStages; a forced count is kept. Where no Stream-K
-// grid fits, the split plan stays. The current device must be plan->device.
-Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const Plan* plan,
-                       DecodePlan* d) {
+// grid fits, the split plan stays.
+Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const DeviceQueries& q,
+                       const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   if (!choices.stream_k.value_or(false) || g.bits != 4 || !d->warp_split || d->token_tiles > 2 ||
       !choices.cluster_reduce || plan->atomic_epilogue) {
     return Status();
   }
-  int major = 0;
-  SF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->device));
-  if (major < 9) return Status();
+  if (q.compute_major < 9) return Status();
   auto plan_at = [&](int stages, DecodePlan* sk, StreamKPlan* chosen) -> Status {
     *sk = *d;
     sk->stream_k_strips = 1;  // picks the Stream-K instance for the queries
@@ -195,7 +198,7 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
     sk->shared_bytes = sk->warps * (warp_split_region_bytes(sk->warp_stage_bytes, stages) +
                                     stream_k_park_bytes(sk->token_tiles));
     int ctas_per_sm = 0;
-    SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *sk, &ctas_per_sm));
+    SF_RETURN_IF_ERROR(q.ctas_per_sm(*sk, &ctas_per_sm));
     if (ctas_per_sm < 1) {
       *chosen = {};
       return Status();
@@ -204,7 +207,7 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
     *chosen = stream_k_plan(g.n_blocks, d->m_groups, g.k_blocks, plan->sm_count, ctas_per_sm,
                             static_cast<int>(choices.stream_k_strips.value_or(0)),
                             static_cast<int>(choices.splits.value_or(0)),
-                            resident_clusters(p, *sk, &first_error));
+                            resident_clusters(q, *sk, &first_error));
     return first_error;
   };
   DecodePlan sk;
@@ -234,8 +237,9 @@ Status choose_stream_k(const DecodeChoices& choices, bool stages_forced, const P
 // time on the small and mid layers at M = 1 and 16 (v21), 3-7 ranks with the fragments dealt over
 // them 0.93-0.98x (v22), and at M = 32 an area that cost a third CTA an SM 1.17x
 // (docs/perf/decode.md). Asked (tests, tuning): wherever a cluster of the plan's size still fits
-// with the area. The current device must be plan->device.
-Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePlan* d) {
+// with the area.
+Status choose_cluster_push(std::optional<bool> asked, const DeviceQueries& q, const Plan* plan,
+                           DecodePlan* d) {
   d->cluster_push = false;
   if (!asked.value_or(true) || d->epilogue != static_cast<int>(Epilogue::kCluster) ||
       d->stream_k_strips > 0 || d->token_tiles > kClusterPushMaxTiles) {
@@ -245,7 +249,7 @@ Status choose_cluster_push(std::optional<bool> asked, const Plan* plan, DecodePl
   DecodePlan pushed = with_receive_area(*d, d->splits);
   ClusterResidency residency;
   SF_RETURN_IF_ERROR(
-      cluster_residency(p, *d, pushed, p.geometry.n_blocks * d->m_groups, &residency));
+      cluster_residency(q, *d, pushed, p.geometry.n_blocks * d->m_groups, &residency));
   if (residency.after < 1 || (!asked.has_value() && !residency.kept)) return Status();
   pushed.cluster_push = true;
   *d = pushed;
@@ -263,10 +267,9 @@ int64_t warp_split_grid_ctas(const PackedGeometry& g, const DecodePlan& d) {
 // same splits, epilogue and push form. Unasked, where warp_split_instances.h's wide_warps_pay and
 // the wide CTAs keep the grid in as few waves and as many of its clusters resident at once as the
 // plan had; asked (tests, tuning), wherever the wide CTA fits an SM with the plan's clusters
-// resident. Before spread_over_sms, which then pads the plan it keeps. The current device must be
-// plan->device.
-Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Plan* plan,
-                         DecodePlan* d) {
+// resident. Before spread_over_sms, which then pads the plan it keeps.
+Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const DeviceQueries& q,
+                         const Plan* plan, DecodePlan* d) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   if ((asked.has_value() && !*asked) || !d->warp_split || d->token_tiles != 1 ||
@@ -286,8 +289,8 @@ Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Pl
   wide.shared_bytes = wide.warps * warp_split_region_bytes(wide.warp_stage_bytes, kStages) +
                       (d->cluster_push ? cluster_receive_bytes(d->splits, d->token_tiles) : 0);
   int before = 0, after = 0;
-  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &before));
-  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, wide, &after));
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(*d, &before));
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(wide, &after));
   if (after < 1) return Status();
   const int64_t grid_ctas = warp_split_grid_ctas(g, *d);
   const auto waves = [&](int ctas_per_sm) {
@@ -297,7 +300,7 @@ Status choose_wide_warps(std::optional<bool> asked, bool stages_forced, const Pl
   if (!asked.has_value() && waves(after) > waves(before)) return Status();
   if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
     ClusterResidency residency;
-    SF_RETURN_IF_ERROR(cluster_residency(p, *d, wide, grid_ctas / d->splits, &residency));
+    SF_RETURN_IF_ERROR(cluster_residency(q, *d, wide, grid_ctas / d->splits, &residency));
     if (residency.after < 1 || (!asked.has_value() && !residency.kept)) return Status();
   }
   *d = wide;
@@ -318,33 +321,28 @@ bool warp_split_spread_pays(const PackedGeometry& g, const DecodePlan& d, int sm
 // hold more and the padding fits a CTA: wherever `always`, else where spread_pays. The padding is
 // checked with the occupancy query; where that still allows more (allocation granularity), 128
 // bytes more are tried, a few times, before the plan is left as it was. So is a cluster plan whose
-// clusters would no longer all be resident at once. The current device must be plan->device.
-Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
+// clusters would no longer all be resident at once.
+Status spread_over_sms(const DeviceQueries& q, const Plan* plan, bool always, DecodePlan* d) {
   const Problem& p = plan->problem;
   const int64_t grid_ctas = warp_split_grid_ctas(p.geometry, *d);
   if (!always && !warp_split_spread_pays(p.geometry, *d, plan->sm_count)) return Status();
   const int64_t share = busiest_sm_ctas(grid_ctas, plan->sm_count);
   int ctas_per_sm = 0;
-  SF_RETURN_IF_ERROR(ctas_per_sm_for(p, *d, &ctas_per_sm));
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(*d, &ctas_per_sm));
   if (ctas_per_sm <= share) return Status();
-  int smem_per_sm = 0, reserved = 0;
-  SF_CUDA_CHECK(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                                       plan->device));
-  SF_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
-                                       plan->device));
-  const int padded = spread_shared_bytes(d->shared_bytes, static_cast<int>(share), smem_per_sm,
-                                         reserved);
+  const int padded = spread_shared_bytes(d->shared_bytes, static_cast<int>(share), q.smem_per_sm,
+                                         q.reserved_smem_per_block);
   if (padded == 0) return Status();
   DecodePlan spread = *d;
   spread.spread_ctas = static_cast<int>(share);
   for (int extra = 0; extra < 4 * 128 && padded + extra <= kMaxLaunchSharedBytes; extra += 128) {
     spread.shared_bytes = padded + extra;
-    SF_RETURN_IF_ERROR(ctas_per_sm_for(p, spread, &ctas_per_sm));
+    SF_RETURN_IF_ERROR(q.ctas_per_sm(spread, &ctas_per_sm));
     if (ctas_per_sm < share) return Status();  // the padding took more than asked: keep the plan
     if (ctas_per_sm > share) continue;
     if (d->epilogue == static_cast<int>(Epilogue::kCluster)) {
       ClusterResidency residency;
-      SF_RETURN_IF_ERROR(cluster_residency(p, *d, spread, grid_ctas / d->splits, &residency));
+      SF_RETURN_IF_ERROR(cluster_residency(q, *d, spread, grid_ctas / d->splits, &residency));
       if (!residency.kept) return Status();
     }
     *d = spread;
@@ -356,22 +354,21 @@ Status spread_over_sms(const Plan* plan, bool always, DecodePlan* d) {
 // The plan's last choices, each on the plan the ones before it left: Stream-K, the cluster push
 // form, the wide instance, then the spread padding: not where `spread` is false, wherever an SM
 // would hold more than the share where it is true or pad_quads, else where spread_pays. Then the
-// CTAs an SM holds of the plan as it stands (DecodePlan::resident_ctas). The current device must
-// be plan->device.
+// CTAs an SM holds of the plan as it stands (DecodePlan::resident_ctas).
 Status finish_plan(const DecodeChoices& choices, bool stages_forced, std::optional<bool> spread,
-                   bool pad_quads, const Plan* plan, DecodePlan* d) {
-  SF_RETURN_IF_ERROR(choose_stream_k(choices, stages_forced, plan, d));
-  SF_RETURN_IF_ERROR(choose_cluster_push(choices.cluster_push, plan, d));
-  SF_RETURN_IF_ERROR(choose_wide_warps(choices.wide_warps, stages_forced, plan, d));
+                   bool pad_quads, const DeviceQueries& q, const Plan* plan, DecodePlan* d) {
+  SF_RETURN_IF_ERROR(choose_stream_k(choices, stages_forced, q, plan, d));
+  SF_RETURN_IF_ERROR(choose_cluster_push(choices.cluster_push, q, plan, d));
+  SF_RETURN_IF_ERROR(choose_wide_warps(choices.wide_warps, stages_forced, q, plan, d));
   if (spread.value_or(true)) {
-    SF_RETURN_IF_ERROR(spread_over_sms(plan, spread.has_value() || pad_quads, d));
+    SF_RETURN_IF_ERROR(spread_over_sms(q, plan, spread.has_value() || pad_quads, d));
   }
-  return ctas_per_sm_for(plan->problem, *d, &d->resident_ctas);
+  return q.ctas_per_sm(*d, &d->resident_ctas);
 }
 
 }  // namespace
 
-Status plan_decode(const DecodeChoices& choices, Plan* plan) {
+Status plan_decode(const DecodeChoices& choices, const DeviceQueries& q, Plan* plan) {
   const std::optional<int64_t>& forced_splits = choices.splits;
   const std::optional<int64_t>& forced_stages = choices.warp_stages;
   const bool cluster_reduce = choices.cluster_reduce;
@@ -431,7 +428,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
       d.warp_stages = stages;
       d.shared_bytes = d.warps * warp_split_region_bytes(d.warp_stage_bytes, stages);
     }
-    return choose_splits_and_epilogue(forced_splits, cluster_reduce, pair_fallback, plan, &d);
+    return choose_splits_and_epilogue(forced_splits, cluster_reduce, pair_fallback, q, plan, &d);
   };
   const bool stages_vary = d.warp_split && warp_split_stages_vary(d.token_tiles);
   const bool has_deep = d.warp_split && warp_split_has_deep(g.bits, d.token_tiles);
@@ -443,9 +440,6 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
        (has_deep && (*forced_stages == warp_split_deep_stages(d.token_tiles) ||
                      *forced_stages == kStages ||
                      (lighter_deep > 0 && *forced_stages == lighter_deep))));
-  int current = 0;
-  SF_CUDA_CHECK(cudaGetDevice(&current));
-  SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
   Status chosen = choose(stages_forced ? static_cast<int>(*forced_stages) : kStages);
   const auto ends_on = [&d](Epilogue e) { return d.epilogue == static_cast<int>(e); };
   if (chosen.ok() && stages_vary && !stages_forced && !ends_on(Epilogue::kCluster)) {
@@ -465,7 +459,7 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
           d.epilogue == four.epilogue) {
         // warp_split_instances.h, warp_split_grid_uneven: the same grid, if it still fits one wave.
         int ctas_per_sm = 0;
-        Status occupancy = ctas_per_sm_for(p, as_launched(d), &ctas_per_sm);
+        Status occupancy = q.ctas_per_sm(as_launched(d), &ctas_per_sm);
         std::swap(chosen, occupancy);
         keep = chosen.ok() &&
                warp_split_residency(grid_ctas(d), plan->sm_count, ctas_per_sm) >= 1;
@@ -491,8 +485,8 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
         const Status lighter = choose(lighter_deep);
         int deepest_ctas = 0, lighter_ctas = 0;
         const auto query = [&]() -> Status {
-          SF_RETURN_IF_ERROR(ctas_per_sm_for(p, as_launched(deepest), &deepest_ctas));
-          return ctas_per_sm_for(p, as_launched(d), &lighter_ctas);
+          SF_RETURN_IF_ERROR(q.ctas_per_sm(as_launched(deepest), &deepest_ctas));
+          return q.ctas_per_sm(as_launched(d), &lighter_ctas);
         };
         Status occupancy = lighter.ok() ? query() : Status();
         std::swap(chosen, occupancy);
@@ -532,10 +526,8 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
     }
     pad_quads = d.token_tiles == 1 && ends_on(Epilogue::kCluster) && d.splits == 4;
   }
-  const Status finished =
-      chosen.ok() ? finish_plan(choices, stages_forced, spread, pad_quads, plan, &d) : chosen;
-  SF_CUDA_CHECK(cudaSetDevice(current));
-  SF_RETURN_IF_ERROR(finished);
+  SF_RETURN_IF_ERROR(chosen);
+  SF_RETURN_IF_ERROR(finish_plan(choices, stages_forced, spread, pad_quads, q, plan, &d));
   // The main kernel reads activations as 16-byte chunks of 8 columns: rows must be 16-byte
   // aligned (k % 8 == 0) and act-order needs them permuted; otherwise the prep kernel copies.
   // The warp-split kernel's lean loop also reads whole 64-column blocks (no K tail test), so it
@@ -553,6 +545,35 @@ Status plan_decode(const DecodeChoices& choices, Plan* plan) {
   plan->decode = d;
   plan->workspace_bytes = offset;
   return Status();
+}
+
+Status cuda_device_queries(const Problem& problem, int device, DeviceQueries* q) {
+  SF_CUDA_CHECK(
+      cudaDeviceGetAttribute(&q->compute_major, cudaDevAttrComputeCapabilityMajor, device));
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&q->smem_per_sm,
+                                       cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&q->reserved_smem_per_block,
+                                       cudaDevAttrReservedSharedMemoryPerBlock, device));
+  q->ctas_per_sm = [&problem](const DecodePlan& d, int* ctas) {
+    return cuda_ctas_per_sm(problem, d, ctas);
+  };
+  q->max_clusters = [&problem](const DecodePlan& d, int size, int* clusters) {
+    return cuda_max_clusters(problem, d, size, clusters);
+  };
+  return Status();
+}
+
+Status plan_decode(const DecodeChoices& choices, Plan* plan) {
+  int current = 0;
+  SF_CUDA_CHECK(cudaGetDevice(&current));
+  SF_CUDA_CHECK(cudaSetDevice(plan->device));  // the occupancy queries read the current device
+  const Status planned = [&]() -> Status {
+    DeviceQueries q;
+    SF_RETURN_IF_ERROR(cuda_device_queries(plan->problem, plan->device, &q));
+    return plan_decode(choices, q, plan);
+  }();
+  SF_CUDA_CHECK(cudaSetDevice(current));
+  return planned;
 }
 
 namespace {

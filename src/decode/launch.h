@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <optional>
 
 #include "sailfish/sailfish.h"
@@ -40,8 +41,31 @@ struct DecodeChoices {
   std::optional<bool> wide_warps;
 };
 
-// Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem, device and
-// sm_count must be set). Host only; queries the kernel's occupancy.
+// What plan_decode asks of the GPU: three attributes, and how its kernel instances sit on an SM.
+// cuda_device_queries answers with CUDA's queries on a device; the CPU tests answer with a model
+// of one (tests/cpu/decode_plan_test.cpp), so the planner's choices run without a GPU.
+struct DeviceQueries {
+  int compute_major = 0;            // cudaDevAttrComputeCapabilityMajor
+  int smem_per_sm = 0;              // cudaDevAttrMaxSharedMemoryPerMultiprocessor
+  int reserved_smem_per_block = 0;  // cudaDevAttrReservedSharedMemoryPerBlock
+  // CTAs of the main-kernel instance of plan d (token tiles, warp split, stages, Stream-K, warps)
+  // one SM holds at d.shared_bytes of dynamic shared memory.
+  std::function<Status(const DecodePlan& d, int* ctas)> ctas_per_sm;
+  // Clusters of `size` CTAs (1 x size x 1) of that instance resident at once; 0 where the code
+  // that runs has no cluster epilogue (built for a target before sm_90).
+  std::function<Status(const DecodePlan& d, int size, int* clusters)> max_clusters;
+};
+
+// The queries on CUDA device `device` for `problem`'s kernel instances (activation type, bit
+// width, zero points). They read the current device, which must be `device` when they run; the
+// functions keep a reference to `problem`.
+Status cuda_device_queries(const Problem& problem, int device, DeviceQueries* q);
+
+// Fills plan->decode and plan->workspace_bytes for the decode tier (plan->problem and sm_count
+// must be set), with q's answers. Host only.
+Status plan_decode(const DecodeChoices& choices, const DeviceQueries& q, Plan* plan);
+
+// The same on plan->device with CUDA's queries (the device is made current while they run).
 Status plan_decode(const DecodeChoices& choices, Plan* plan);
 
 // Enqueues prep (if needed), the main kernel and the deterministic reduce (if needed).
