@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "api/decode_choices.h"
 #include "api/dispatch_rules.h"
 #include "api/environment.h"
 #include "common/cuda_check.h"
@@ -169,17 +170,7 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     }
   }
   if (p.tier == Tier::kDecode) {
-    decode::DecodeChoices choices;
-    choices.splits = resolved.decode_splits;
-    choices.warp_stages = resolved.decode_warp_stages;
-    choices.stream_k = resolved.decode_stream_k;
-    choices.stream_k_strips = resolved.decode_stream_k_strips;
-    choices.warp_split = resolved.decode_warp_split;
-    choices.cluster_reduce = resolved.decode_cluster_reduce;
-    choices.cluster_push = resolved.decode_cluster_push;
-    choices.spread = resolved.decode_spread;
-    choices.wide_warps = resolved.decode_wide_warps;
-    SF_RETURN_IF_ERROR(decode::plan_decode(choices, &p));
+    SF_RETURN_IF_ERROR(decode::plan_decode(api::decode_choices(resolved), &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,
                                               resolved.prefill_stages,
