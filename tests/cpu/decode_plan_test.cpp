@@ -3,7 +3,6 @@
 // plans the bench recorded on the device, then the planner's mechanics on made-up answers.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -15,6 +14,7 @@
 #include "decode/config.h"
 #include "decode/launch.h"
 #include "decode_gpu_model.h"
+#include "launch_summary.h"
 
 namespace sailfish {
 namespace {
@@ -45,26 +45,14 @@ Status plan_on(const DecodeGpuModel& model, const Problem& problem, const Decode
   return plan_with(model.queries(plan->problem), problem, choices, plan);
 }
 
-// The launch string the bench prints for a decode plan (bench/shape_runner.cpp, launch_summary),
-// up to the residency and shared memory it adds since stop 49.
-std::string launch_of(const DecodePlan& d) {
-  char text[192];
-  std::snprintf(text, sizeof(text), "%s tiles=%d m_groups=%d splits=%d epilogue=%d",
-                d.warp_split ? "warp_split" : "strip", d.token_tiles, d.m_groups, d.splits,
-                d.epilogue);
-  std::string s = text;
-  if (d.warp_split) s += " warp_stages=" + std::to_string(d.warp_stages);
-  if (d.stream_k_strips > 0) s += " stream_k_strips=" + std::to_string(d.stream_k_strips);
-  if (d.cluster_push) s += " cluster_push=1";
-  if (d.warp_split && d.warps != 4) s += " warps=" + std::to_string(d.warps);
-  if (d.spread_ctas > 0) s += " spread=" + std::to_string(d.spread_ctas);
-  return s;
-}
-
+// The bench's launch string up to the residency and shared memory it adds since stop 49, which the
+// stored runs predate.
 std::string before_resident(const std::string& launch) {
   const size_t at = launch.find(" resident=");
   return at == std::string::npos ? launch : launch.substr(0, at);
 }
+
+std::string launch_of(const Plan& plan) { return before_resident(bench::launch_summary(plan)); }
 
 DecodeGpuModel h200() {
   DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
@@ -140,11 +128,11 @@ TEST(DecodePlanModel, PlansOfTheLastDeviceRuns) {
     const std::string where = shape + " M = " + std::to_string(m) + " int" +
                               std::to_string(bits) + " " + dtype + " (" + row.file + ")";
     if (model_gaps.count(key)) {
-      EXPECT_NE(launch_of(plan.decode), row.launch) << where << ": the model now reproduces it; "
+      EXPECT_NE(launch_of(plan), row.launch) << where << ": the model now reproduces it; "
                                                     << "take it out of model_gaps";
       continue;
     }
-    EXPECT_EQ(launch_of(plan.decode), row.launch) << where;
+    EXPECT_EQ(launch_of(plan), row.launch) << where;
     ++compared;
   }
   EXPECT_GE(compared, 80);
@@ -165,7 +153,7 @@ TEST(DecodePlanModel, ResidentCtasIsTheFinalPlansOccupancy) {
     int ctas = 0;
     ASSERT_TRUE(model.ctas_per_sm(plan.problem, plan.decode, &ctas).ok());
     const std::string where = std::to_string(c.n) + " x " + std::to_string(c.k) +
-                              " M = " + std::to_string(c.m) + ": " + launch_of(plan.decode);
+                              " M = " + std::to_string(c.m) + ": " + launch_of(plan);
     EXPECT_EQ(plan.decode.resident_ctas, ctas) << where;
     EXPECT_GE(ctas, 1) << where;
     if (plan.decode.spread_ctas > 0) EXPECT_EQ(ctas, plan.decode.spread_ctas) << where;
@@ -198,7 +186,7 @@ TEST(DecodePlanModel, SpreadPadsToTheSharePlannedOrAsked) {
   // l3-70b.gate_up at M = 1: 896 CTAs, more than the SMs hold at once: nothing to pad.
   Plan full;
   ASSERT_TRUE(plan_on(model, problem_of(57344, 8192, 1), on, &full).ok());
-  EXPECT_EQ(full.decode.spread_ctas, 0) << launch_of(full.decode);
+  EXPECT_EQ(full.decode.spread_ctas, 0) << launch_of(full);
 }
 
 // Without clusters (a GPU before sm_90, or clusters that never fit) the split plans end on the
@@ -221,7 +209,7 @@ TEST(DecodePlanModel, NoClustersMeansTheReduceKernel) {
     choices.stream_k = true;
     ASSERT_TRUE(plan_with(q, plan.problem, choices, &plan).ok());
     const DecodePlan& d = plan.decode;
-    const std::string where = (before_sm90 ? "sm_80: " : "no cluster fits: ") + launch_of(d);
+    const std::string where = (before_sm90 ? "sm_80: " : "no cluster fits: ") + launch_of(plan);
     EXPECT_GT(d.splits, 1) << where;
     EXPECT_EQ(d.epilogue, static_cast<int>(decode::Epilogue::kPartials)) << where;
     EXPECT_FALSE(d.cluster_push) << where;
@@ -240,7 +228,7 @@ TEST(DecodePlanModel, ForcedChoicesAreKept) {
     choices.splits = splits;
     Plan plan;
     ASSERT_TRUE(plan_on(model, short_k, choices, &plan).ok());
-    EXPECT_EQ(plan.decode.splits, std::min<int64_t>(splits, 4)) << launch_of(plan.decode);
+    EXPECT_EQ(plan.decode.splits, std::min<int64_t>(splits, 4)) << launch_of(plan);
   }
   const Problem o = problem_of(8192, 8192, 1);
   for (const bool wide : {true, false}) {
@@ -248,7 +236,7 @@ TEST(DecodePlanModel, ForcedChoicesAreKept) {
     choices.wide_warps = wide;
     Plan plan;
     ASSERT_TRUE(plan_on(model, o, choices, &plan).ok());
-    EXPECT_EQ(plan.decode.warps, wide ? 8 : 4) << launch_of(plan.decode);
+    EXPECT_EQ(plan.decode.warps, wide ? 8 : 4) << launch_of(plan);
   }
 }
 
