@@ -25,9 +25,10 @@ struct DecodeGpuModel {
   // cluster's CTAs sat on distinct SMs of one GPC. The H200's 132 SMs are 66 TPCs in 8 GPCs
   // (18 SMs each in full); which TPCs floor sweeping removed is not published. This layout and
   // counting rule are fitted, not measured: of the ones tried, they reproduce the most recorded
-  // plans (decode_plan_test.cpp, PlansOfTheLastDeviceRuns). Counting CTA slots instead
-  // (floor(SMs x CTAs an SM / size)) lets clusters fit that the device refused (l3-70b.o at
-  // M = 1: 128 clusters of four; docs/perf/decode.md, v13c).
+  // plans (tests/cpu/decode_plan_test.cpp). Counting CTA slots instead (floor(SMs x CTAs an SM /
+  // size)) lets clusters fit that the device refused (l3-70b.o at M = 1: 128 clusters of four;
+  // docs/perf/decode.md, v13c). The one known gap: clusters of three at two CTAs an SM, of which
+  // the device held 64 but not 80 and this counts 84 (no layout under either rule fits both).
   std::vector<int> gpc_sms = {18, 18, 18, 16, 16, 16, 16, 14};
   // Registers a thread by kernel instance, as check_loop_budget.py names them:
   // "decode_warp_split_kernel<bf16,4,1,0,4,0,4>", "decode_kernel<bf16,4,1>".

@@ -4,7 +4,8 @@
 //   SAILFISH_DECODE_SPLITS=4 sailfish_plan_model --shapes l3-8b.down,phi3.down=8192x3072 -m 1,16
 // Shapes, M and the weight's options as the bench takes them (bench/shapes.h, docs/BENCH.md):
 // --bits 4|8 (4), --group G (128), --dtype bf16|fp16 (bf16), --zero-points (integer zero points);
-// and --registers FILE (the kernels' registers, tests/sass/decode_registers.json by default). Prints a row per shape and M:
+// and --registers FILE (the kernels' registers, tests/sass/decode_registers.json by default).
+// Prints a row per shape and M:
 //   shape M launch
 // the launch in the bench's words (bench/launch_summary.h), or "error: ..." where plan_decode
 // refuses. Exits 2 on bad arguments.
