@@ -69,9 +69,14 @@ Status DecodeGpuModel::max_clusters(const Problem& problem, const DecodePlan& d,
                                     int* clusters) const {
   int ctas = 0;
   SF_RETURN_IF_ERROR(ctas_per_sm(problem, d, &ctas));
-  *clusters = 0;
-  for (const int sms : gpc_sms) *clusters += sms / size * ctas;
+  *clusters = clusters_at(ctas, size);
   return Status();
+}
+
+int DecodeGpuModel::clusters_at(int ctas_per_sm, int size) const {
+  int clusters = 0;
+  for (const int sms : gpc_sms) clusters += sms / size * ctas_per_sm;
+  return clusters;
 }
 
 decode::DeviceQueries DecodeGpuModel::queries(const Problem& problem) const {

@@ -44,6 +44,8 @@ struct DecodeGpuModel {
   Status ctas_per_sm(const Problem& problem, const DecodePlan& d, int* ctas) const;
   // Clusters of `size` CTAs resident at once.
   Status max_clusters(const Problem& problem, const DecodePlan& d, int size, int* clusters) const;
+  // The same for an instance of which an SM holds ctas_per_sm CTAs (the GPC-by-GPC count).
+  int clusters_at(int ctas_per_sm, int size) const;
   // The queries plan_decode asks, answered by this model for `problem` (kept by reference).
   decode::DeviceQueries queries(const Problem& problem) const;
 };
