@@ -141,7 +141,7 @@ def main():
     parser.add_argument("--sms", type=int, default=132, help="SMs of the device (H200: 132)")
     args = parser.parse_args()
     with rounds_folder(args.out) as out_dir:
-        for label, variants in spec_lines(args.spec):
+        for label, variants, _ in spec_lines(args.spec):
             by_variant = {n: rows_by_key(sorted(glob.glob(f"{out_dir}/{label}_{n}_*.json")))
                           for n in variants}
             keys = sorted({k for rows in by_variant.values() for k in rows},

@@ -20,6 +20,8 @@ import shlex
 import subprocess
 import sys
 
+from variant_summary import spec_lines
+
 # Bench arguments the model takes as they are (tests/model/plan_model_main.cpp).
 PASSED = {"--shapes": True, "-m": True, "--m": True, "--bits": True, "--group": True,
           "--group-size": True, "--dtype": True, "--zero-points": False}
@@ -88,7 +90,7 @@ def main():
                                                        "sailfish_plan_model"))
     args = parser.parse_args()
     variants = run_variants(args.spec)
-    for label, names, bench_args in spec_lines_with_args(args.spec):
+    for label, names, bench_args in spec_lines(args.spec):
         margs, decode = model_args(bench_args)
         print(f"\n## {label}\n")
         if not decode:
@@ -123,16 +125,6 @@ def main():
         print(f"\n{label}: rows where a variant plans as an earlier one, of {len(keys)}: " +
               ", ".join(f"{n} {c}" for n, c in repeats.items()))
     return 0
-
-
-def spec_lines_with_args(spec):
-    """(label, variants, bench arguments) of each spec line."""
-    for line in open(spec):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        label, names, bench_args = line.split("|", 2)
-        yield label, names.split(","), bench_args
 
 
 def short(launch):

@@ -28,12 +28,13 @@ def rows_not_ok(paths):
 
 
 def spec_lines(path):
+    """(label, variants, bench arguments) of each line of a variant spec."""
     for line in open(path):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        label, variants, _ = line.split("|", 2)
-        yield label, variants.split(",")
+        label, variants, bench_args = line.split("|", 2)
+        yield label, variants.split(","), bench_args
 
 
 def print_launches(label, variants, sides):
@@ -76,7 +77,7 @@ def main():
 
 
 def summarize(out_dir, spec, launches):
-    for label, variants in spec_lines(spec):
+    for label, variants, _ in spec_lines(spec):
         sides = {}
         for name in variants:
             paths = sorted(glob.glob(f"{out_dir}/{label}_{name}_*.json"))
