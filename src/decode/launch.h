@@ -43,7 +43,7 @@ struct DecodeChoices {
 
 // What plan_decode asks of the GPU: three attributes, and how its kernel instances sit on an SM.
 // cuda_device_queries answers with CUDA's queries on a device; the CPU tests answer with a model
-// of one (tests/cpu/decode_plan_test.cpp), so the planner's choices run without a GPU.
+// of an H200 (tests/model/decode_gpu_model.h), so the planner's choices run without a GPU.
 struct DeviceQueries {
   int compute_major = 0;            // cudaDevAttrComputeCapabilityMajor
   int smem_per_sm = 0;              // cudaDevAttrMaxSharedMemoryPerMultiprocessor
