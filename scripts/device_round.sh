@@ -2,7 +2,8 @@
 # One round on a GPU host (the device tool): build, test, benchmark, in as few minutes as possible.
 # Logs and JSON go to $OUT (or out/); the last lines printed are a short summary.
 #   scripts/device_round.sh build tests dequant decode-sweep dense-large bench-default
-# (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests.)
+# (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
+# spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -294,6 +295,15 @@ for stage in "$@"; do
     bench-default)
       bench --json "$out/bench_default.json" > "$out/bench_default.log" 2>&1
       note "bench default: rc=$?" ;;
+    spec-rounds=*)
+      # A variant spec's rounds, by the command its "# run:" comment gives (scripts/perf/
+      # spec_run.py): device_variant_rounds.sh leaves variant_summary.md and variant_rounds.tar.xz
+      # in $OUT.
+      spec=${stage#spec-rounds=}
+      command=$(python3 "$root/scripts/perf/spec_run.py" "$spec") ||
+        { note "spec-rounds: no run command in $spec"; exit 2; }
+      (cd "$root" && export OUT="$out" && eval "$command") > "$out/spec_rounds.log" 2>&1
+      note "spec-rounds $spec: rc=$? (tables in variant_summary.md)" ;;
     *) note "unknown stage $stage"; exit 2 ;;
   esac
 done

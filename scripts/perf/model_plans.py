@@ -4,9 +4,9 @@ plan alike on every row (and so would only time the same launch twice).
 
   python3 scripts/perf/model_plans.py SPEC_FILE [--tool build/tests/sailfish_plan_model]
 
-SPEC_FILE is a scripts/device_variant_rounds.sh spec: its "# run:" comment names the variants
-(NAME= a build, NAME=env:BUILD:VAR=VALUE,... a run-time variant), its lines label|variants|bench
-arguments. The model (tests/model, sailfish_plan_model) plans every row of each line for each
+SPEC_FILE is a scripts/device_variant_rounds.sh spec: its "# run:" comment (spec_run.py) names
+the variants (NAME= a build, NAME=env:BUILD:VAR=VALUE,... a run-time variant), its lines
+label|variants|bench arguments. The model (tests/model, sailfish_plan_model) plans every row of each line for each
 run-time variant with its SAILFISH_* settings, on the default build; a variant of another build
 (compile flags) is not modelled and is said so. Per line: every row's plans, a variant planning
 as an earlier one on that row shown as "= earlier", then each variant's count of such rows. The
@@ -20,6 +20,7 @@ import shlex
 import subprocess
 import sys
 
+from spec_run import run_command
 from variant_summary import spec_lines
 
 # Bench arguments the model takes as they are (tests/model/plan_model_main.cpp).
@@ -28,18 +29,13 @@ PASSED = {"--shapes": True, "-m": True, "--m": True, "--bits": True, "--group": 
 
 
 def run_variants(spec):
-    """{name: (build, {VAR: VALUE})} from the spec's "# run:" comment lines; a build variant's
-    build is its own name, or None where it has compile flags (not modelled)."""
-    text, on = "", False
-    for line in open(spec):
-        if line.startswith("# run:"):
-            on = True
-        elif not line.startswith("#   "):
-            on = False
-        if on:
-            text += " " + line.lstrip("#").replace("run:", "", 1).rstrip("\\\n")
+    """{name: (build, {VAR: VALUE})} from the spec's run command (spec_run.py); a build
+    variant's build is its own name, or None where it has compile flags (not modelled)."""
+    words = (run_command(spec) or "").split()
+    script = [i for i, w in enumerate(words) if w.endswith("device_variant_rounds.sh")]
     variants = {}
-    for token in text.split():
+    # After the script and its spec argument; the words before are the environment.
+    for token in words[script[0] + 2:] if script else []:
         m = re.fullmatch(r"(\w+)=(.*)", token)
         if not m:
             continue
