@@ -297,13 +297,19 @@ for stage in "$@"; do
       note "bench default: rc=$?" ;;
     spec-rounds=*)
       # A variant spec's rounds, by the command its "# run:" comment gives (scripts/perf/
-      # spec_run.py): device_variant_rounds.sh leaves variant_summary.md and variant_rounds.tar.xz
-      # in $OUT.
+      # spec_run.py), in $OUT/rounds: device_variant_rounds.sh packs what it finds there into
+      # variant_summary.md and variant_rounds.tar.xz, so the other stages' logs stay out of it.
       spec=${stage#spec-rounds=}
       command=$(python3 "$root/scripts/perf/spec_run.py" "$spec") ||
         { note "spec-rounds: no run command in $spec"; exit 2; }
-      (cd "$root" && export OUT="$out" && eval "$command") > "$out/spec_rounds.log" 2>&1
-      note "spec-rounds $spec: rc=$? (tables in variant_summary.md)" ;;
+      # Its default build is this round's where that has been made (device_variant_rounds.sh,
+      # VARIANT_REUSE_BUILD): a second build of the same tree would take minutes.
+      reuse=
+      [ -x "$build/bench/sailfish_bench" ] && reuse=$build
+      mkdir -p "$out/rounds"
+      (cd "$root" && export OUT="$out/rounds" VARIANT_REUSE_BUILD="$reuse" && eval "$command") \
+        > "$out/spec_rounds.log" 2>&1
+      note "spec-rounds $spec: rc=$? (tables in rounds/variant_summary.md)" ;;
     *) note "unknown stage $stage"; exit 2 ;;
   esac
 done

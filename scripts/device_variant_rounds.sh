@@ -9,6 +9,7 @@
 # scripts/perf/variant_summary.py $OUT SPEC_FILE prints the tables. A round starts only while
 # fewer than VARIANT_DEADLINE_S seconds (default: no limit) have passed since the script began, so a
 # device call's time limit ends it between rounds, not in the middle of one.
+# VARIANT_REUSE_BUILD=DIR: the default build (an empty flag string) is DIR's, not built again.
 # A run-time variant reuses another's build with environment settings, NAME=env:BUILD:VAR=VALUE,...
 #   scripts/device_variant_rounds.sh SPEC_FILE base= w5=env:base:SAILFISH_DECODE_WARP_STAGES=5
 # The device returns only a few files from $OUT, so at the end the tables (with every variant's
@@ -33,6 +34,14 @@ for item in "$@"; do
     continue
   fi
   b=$builds/$name
+  if [ -z "$flags" ] && [ -n "${VARIANT_REUSE_BUILD:-}" ]; then
+    # The default build already made (device_round.sh's): the same sources and flags.
+    [ -x "$VARIANT_REUSE_BUILD/bench/sailfish_bench" ] ||
+      { echo "variant $name: no bench in VARIANT_REUSE_BUILD=$VARIANT_REUSE_BUILD"; exit 1; }
+    mkdir -p "$b/bench" && ln -sf "$VARIANT_REUSE_BUILD/bench/sailfish_bench" "$b/bench/"
+    echo "variant $name: the build in $VARIANT_REUSE_BUILD"
+    continue
+  fi
   cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAILFISH_BUILD_TESTS=OFF \
     -DSAILFISH_DEPS_DIR="$root/.deps" -DCMAKE_CUDA_FLAGS="$flags" > "$out/cmake_$name.log" 2>&1 &&
     cmake --build "$b" -j "$(nproc)" --target sailfish_bench > "$out/build_$name.log" 2>&1
