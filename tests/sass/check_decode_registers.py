@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from check_loop_budget import instance_key
-from sass_tools import find_tool, report
+from sass_tools import find_tool, report, write_table
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decode_registers.json")
 FAMILIES = ("decode_warp_split_kernel", "decode_kernel")
@@ -59,10 +59,7 @@ def main():
         print(f"FAIL: {failure}")
         return 1
     if args.write:
-        with open(TABLE, "w") as f:
-            json.dump(dict(sorted(built.items())), f, indent=1)
-            f.write("\n")
-        print(f"wrote {len(built)} instances to {TABLE}")
+        write_table(TABLE, built, "instances")
         return 0
     with open(TABLE) as f:
         table = json.load(f)

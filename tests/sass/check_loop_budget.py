@@ -27,7 +27,8 @@ import os
 import re
 import sys
 
-from sass_tools import disassemble, functions, instructions, loops, opcode, report
+from sass_tools import (disassemble, functions, instructions, loops, opcode, report,
+                        write_table)
 
 BUDGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loop_budget.json")
 TOLERANCE = 1.01
@@ -119,10 +120,7 @@ def main():
         return 1
     measured, failures, checked = measure(sass)
     if args.write and not failures:
-        with open(BUDGET, "w") as f:
-            json.dump(dict(sorted(measured.items())), f, indent=1)
-            f.write("\n")
-        print(f"wrote {len(measured)} budgets to {BUDGET}")
+        write_table(BUDGET, measured, "budgets")
         return 0
     if not args.write:
         with open(BUDGET) as f:

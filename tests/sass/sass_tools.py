@@ -6,6 +6,7 @@ nvdisasm for -sass). A missing binary is a failure, not a skip: CI always has th
 """
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
@@ -49,6 +50,15 @@ def library_sass():
         print(f"FAIL: {failure}")
         sys.exit(1)
     return args.lib, sass
+
+
+def write_table(path, entries, what):
+    """Writes a check's table (the --write of check_loop_budget.py, check_decode_registers.py):
+    entries sorted by key, one per line, and says how many `what` it wrote."""
+    with open(path, "w") as f:
+        json.dump(dict(sorted(entries.items())), f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(entries)} {what} to {path}")
 
 
 def report(checked, failures, missing, verdict):
