@@ -45,6 +45,7 @@
 #include "decode/config.h"
 #include "decode/decode_kernel.cuh"
 #include "decode/warp_split_epilogue.cuh"
+#include "decode/warp_split_work.h"
 
 namespace sailfish::decode {
 
@@ -86,28 +87,13 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int warp = gpu::warp_uniform(threadIdx.x / 32), lane = threadIdx.x % 32;
   const int split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
-  // The warp's first strip and k-block and its block count. Split grid: strip blockIdx.x, split
-  // blockIdx.y, and the warp takes its 1 / kWarpCount of the split's k-range. Stream-K: run
-  // split * kWarpCount + warp of the cluster's flat units (stream_k_grid.h), which may cross
-  // strips.
-  int first_strip, kb_begin, num_blocks;
-  if constexpr (kStreamK) {
-    // 32-bit arithmetic: stream_k_plan keeps units * runs below 2^31 (stream_k_grid.h).
-    const uint32_t runs = p.splits * kWarpCount, run = split * kWarpCount + warp;
-    const uint32_t units =
-        stream_k_cluster_strips(p.n_pad / 64, p.stream_k_strips, blockIdx.x) * p.k_blocks;
-    const uint32_t run_begin = stream_k_run_begin(units, runs, run);
-    const uint32_t strip_in_cluster = run_begin / p.k_blocks;
-    first_strip = static_cast<int>(blockIdx.x * p.stream_k_strips + strip_in_cluster);
-    kb_begin = static_cast<int>(run_begin - strip_in_cluster * p.k_blocks);
-    num_blocks = static_cast<int>(stream_k_run_begin(units, runs, run + 1) - run_begin);
-  } else {
-    const int cta_begin = static_cast<int>(split_begin(p.k_blocks, p.splits, split));
-    const int cta_end = static_cast<int>(split_begin(p.k_blocks, p.splits, split + 1));
-    first_strip = blockIdx.x;
-    kb_begin = cta_begin + (cta_end - cta_begin) * warp / kWarpCount;
-    num_blocks = cta_begin + (cta_end - cta_begin) * (warp + 1) / kWarpCount - kb_begin;
-  }
+  // The warp's blocks (warp_split_work.h): split grid, strip blockIdx.x and split blockIdx.y;
+  // Stream-K, cluster blockIdx.x of p.splits CTAs (rank blockIdx.y), whose runs may cross strips.
+  const WarpSplitWork work =
+      kStreamK ? warp_split_stream_k_work<kWarpCount>(p.k_blocks, p.splits, p.n_pad,
+                                                      p.stream_k_strips, blockIdx.x, split, warp)
+               : warp_split_work<kWarpCount>(p.k_blocks, p.splits, blockIdx.x, split, warp);
+  const int first_strip = work.first_strip, kb_begin = work.kb_begin, num_blocks = work.num_blocks;
   const int strip = first_strip;  // the split grid's strip
   // Warp region: 128-byte header (its first 16 bytes zero: the activation rows beyond M), then
   // `stages` stages of [block | act_rows x 128 B | meta_rows x 128 B scales (| as many zero shifts

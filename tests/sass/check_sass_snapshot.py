@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Check of sass_snapshot.py, the refactor tool: on this build's library, a snapshot compares equal
+to itself, and a snapshot with one function changed, one gone and one added reports exactly those
+three and fails.
+
+Usage: check_sass_snapshot.py --lib libsailfish.a [--cuobjdump PATH]
+"""
+import argparse
+import sys
+
+from sass_snapshot import compare, snapshot
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--cuobjdump")
+    args = parser.parse_args()
+    table = snapshot(args.lib, args.cuobjdump)
+    names = sorted(name for name in table if "decode_warp_split_kernel" in name)
+    if len(names) < 3:
+        print(f"FAIL: {len(names)} warp-split kernels in {args.lib}; the check needs three")
+        return 1
+    lines, compared = compare(table, table)
+    if lines or compared != len(table):
+        print(f"FAIL: a snapshot against itself: {lines[:3]}, {compared} of {len(table)} compared")
+        return 1
+    edited = dict(table)
+    changed, removed, added = names[0], names[1], "added_kernel"
+    body = list(edited[changed])
+    body[len(body) // 2] = body[len(body) // 2] + " (edited)"
+    edited[changed] = body
+    del edited[removed]
+    edited[added] = ["0 EXIT"]
+    lines, compared = compare(table, edited)
+    expected = {f"changed {changed}", f"removed {removed}", f"added {added}"}
+    found = {line.split(":")[0].split(" (")[0] for line in lines}
+    if found != expected or compared != len(table) - 1:
+        print(f"FAIL: expected {sorted(expected)}, got {lines} ({compared} compared)")
+        return 1
+    print(f"sass_snapshot: {len(table)} functions, a copy with 3 edits reported as 3 differences")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
