@@ -79,6 +79,14 @@ SF_HOST_DEVICE constexpr int warp_split_stage_bytes(int bits, int act_rows, int 
 SF_HOST_DEVICE constexpr int warp_split_region_bytes(int stage, int stages) {
   return kWarpHeaderBytes + stages * stage;
 }
+// Where a stage holds 16-byte chunk `chunk` (columns 8 chunk .. 8 chunk + 7 of the block's 64) of
+// activation row `row`: rows of 128 bytes after the weight block, the chunk XORed with row % 8, so
+// that the eight rows one ldmatrix phase reads (one chunk of rows r .. r + 7) lie in eight
+// different 16-byte bank groups. Rows 8 apart share a swizzle, so token tile t's rows sit 1 KB x t
+// after tile 0's (the kernel's ldmatrix of full tiles takes that as an immediate, v23).
+SF_HOST_DEVICE constexpr int warp_split_activation_offset(int bits, int row, int chunk) {
+  return weight_stage_bytes(bits) + row * 128 + ((chunk ^ (row & 7)) << 4);
+}
 // The largest a warp-split CTA with `stages` stages a warp can need (token_tiles * 8 rows, group
 // 16 with zero points); each instance's shared-memory attribute is set to it once.
 SF_HOST_DEVICE constexpr int warp_split_max_shared_bytes(int bits, int token_tiles,

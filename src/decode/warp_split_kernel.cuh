@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 #pragma unroll
   for (int u = 0; u < kActCopies; ++u) {
     const int row = lane / 8 + 4 * u;
-    act_offset[u] = kW + row * 128 + ((act_chunk ^ (row & 7)) << 4);
+    act_offset[u] = warp_split_activation_offset(kBits, row, act_chunk);
     act_row_valid[u] = row < valid_rows;
   }
   // Every token tile but the last is full (token_tiles_for: valid_rows > (kTiles - 1) * 8), so
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int chunk = 4 * h + (lane >> 3);
-      ldm_offset[tt][h] = kW + row * 128 + ((chunk ^ (row & 7)) << 4);
+      ldm_offset[tt][h] = warp_split_activation_offset(kBits, row, chunk);
     }
   }
 

@@ -1,6 +1,9 @@
-// The decode tiles (src/decode/tile_shapes.h), proven on the CPU: token tiles cover M, and the
-// stages and their shared memory fit the H200.
+// The decode tiles (src/decode/tile_shapes.h), proven on the CPU: token tiles cover M, the
+// stages and their shared memory fit the H200, and the stage's activation rows are laid out as
+// the warp-split kernel's copies and ldmatrix expect.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "decode/tile_shapes.h"
 #include "decode/warp_split_instances.h"
@@ -63,6 +66,49 @@ TEST(DecodeConfig, WarpSplitStagesAreSizedToTheProblem) {
               EXPECT_LE(kWarps * warp_split_region_bytes(stage, lighter),
                         warp_split_max_shared_bytes(bits, tiles, lighter));
             }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The warp-split kernel's activation rows in a stage (warp_split_activation_offset), as its
+// copies write them and its ldmatrix reads them (warp_split_kernel.cuh):
+//   - copies: lane l, copy u writes chunk l % 8 of row l / 8 + 4u; over a CTA's tiles every
+//     (row, chunk) lands in its own 16 bytes, inside the stage's activation rows;
+//   - ldmatrix.x4 of tile t, chunk pair h: lane l supplies row 8t + l % 8 of chunk 4h + l / 8; each
+//     phase of eight lanes (one 8 x 8 matrix) reads eight different bank groups (offset / 16 mod
+//     8), so it is one conflict-free shared-memory wavefront;
+//   - full tiles are read at tile 0's addresses plus 1 KB a tile (the kernel's immediate, v23).
+TEST(DecodeConfig, WarpSplitActivationRowsMatchCopiesAndLdmatrix) {
+  for (int bits : {4, 8}) {
+    const int base = weight_stage_bytes(bits);
+    for (int tiles = 1; tiles <= kWarpSplitMaxTiles; ++tiles) {
+      const int rows = tiles * kTokensPerTile;
+      std::set<int> written;
+      for (int lane = 0; lane < 32; ++lane) {
+        for (int u = 0; u < rows * 8 / 32; ++u) {
+          const int offset = warp_split_activation_offset(bits, lane / 8 + 4 * u, lane & 7);
+          EXPECT_EQ(offset % 16, 0);
+          EXPECT_GE(offset, base);
+          EXPECT_LT(offset, base + rows * 128);
+          EXPECT_TRUE(written.insert(offset).second) << "lane " << lane << " copy " << u;
+        }
+      }
+      EXPECT_EQ(written.size(), static_cast<size_t>(rows * 8));
+      for (int t = 0; t < tiles; ++t) {
+        for (int h = 0; h < 2; ++h) {
+          for (int phase = 0; phase < 4; ++phase) {
+            std::set<int> bank_groups;
+            for (int lane = 8 * phase; lane < 8 * phase + 8; ++lane) {
+              const int row = t * kTokensPerTile + (lane & 7), chunk = 4 * h + lane / 8;
+              const int offset = warp_split_activation_offset(bits, row, chunk);
+              EXPECT_EQ(written.count(offset), 1u);
+              bank_groups.insert(offset / 16 % 8);
+              EXPECT_EQ(offset, warp_split_activation_offset(bits, lane & 7, chunk) + 1024 * t);
+            }
+            EXPECT_EQ(bank_groups.size(), 8u) << "tile " << t << " pair " << h << " phase " << phase;
           }
         }
       }
