@@ -7,6 +7,7 @@
 
 #include "common/host_device.h"
 #include "decode/stream_k_grid.h"
+#include "decode/tile_shapes.h"
 
 namespace sailfish::decode {
 
