@@ -374,6 +374,11 @@ Status plan_decode(const DecodeChoices& choices, const DeviceQueries& q, Plan* p
   const bool cluster_reduce = choices.cluster_reduce;
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
+  if (p.m > kDecodeMaxM) {
+    return unsupported("the decode tier serves m <= ", kDecodeMaxM,
+                       " (65535 CTAs along M, the grid's z limit, of 64 tokens); m is ", p.m,
+                       ": use the prefill or dense tier (tier auto sends large m there)");
+  }
   DecodePlan d;
   d.token_tiles = token_tiles_for(std::min<int64_t>(std::max<int64_t>(p.m, 1), 64));
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;
