@@ -1,0 +1,159 @@
+// The prefill planner (prefill/launch.cu, plan_prefill: host only, no device queries) on random
+// problems: any shape, format and forced choice gets a plan the launcher can run as it is, or an
+// error that names the setting at fault. "Can run" is what run_prefill and the kernels take for
+// granted: a tile width the kernels are built for, tiles that cover M and N, a depth within the
+// k-blocks, a pipeline between the deadlock floor and what fits the CTA's shared memory, a grid of
+// at least one CTA and no more than the SMs hold at once, 32-bit tokens and work units, and a
+// workspace that holds the activation copy and the partials. Fresh problems each run; the seed is
+// printed, and SAILFISH_TEST_SEED replays one.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "prefill/config.h"
+#include "prefill/launch.h"
+#include "prefill/stream_k.h"
+
+namespace sailfish {
+namespace {
+
+uint64_t test_seed() {
+  if (const char* s = std::getenv("SAILFISH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+}
+
+int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+template <typename T>
+T pick(std::mt19937_64& rng, std::initializer_list<T> values) {
+  return *(values.begin() + uniform(rng, 0, static_cast<int64_t>(values.size()) - 1));
+}
+
+int64_t dimension(std::mt19937_64& rng) {
+  switch (uniform(rng, 0, 2)) {
+    case 0: return uniform(rng, 1, 300);
+    case 1: return 64 * uniform(rng, 1, 900);
+    default: return uniform(rng, 300, 60000);
+  }
+}
+
+// The first launch condition plan breaks, or "".
+std::string broken_condition(const Plan& plan) {
+  const Problem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  const PrefillPlan& f = plan.prefill;
+  const int64_t m = std::max<int64_t>(p.m, 1);
+  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
+  if (!prefill::is_token_width(f.tokens)) return "a tile width no kernel has";
+  if (int64_t(f.m_tiles) * f.tokens < m || int64_t(f.m_tiles - 1) * f.tokens >= m) {
+    return "token tiles do not cover M exactly";
+  }
+  if (int64_t(f.n_tiles) * prefill::kConsumers < g.n_blocks) return "n tiles do not cover N";
+  if (f.splits < 1 || f.splits > std::max<int64_t>(1, g.k_blocks)) return "split depth";
+  if (f.stream_k && f.splits != 1) return "Stream-K with a split depth";
+  if (f.stages < prefill::kMinStages || f.stages > prefill::max_stages(g.bits, f.tokens, zero_points)) {
+    return "pipeline depth outside 3 .. what fits";
+  }
+  if (prefill::shared_bytes(g.bits, f.tokens, f.stages, zero_points) >
+      prefill::cta_shared_budget(f.tokens)) {
+    return "shared memory above the CTA's share";
+  }
+  const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
+  if (f.grid < 1 || f.grid > int64_t(plan.sm_count) * prefill::ctas_per_sm(f.tokens)) {
+    return "grid outside 1 .. what the SMs hold";
+  }
+  if (!f.stream_k && f.grid > tiles * f.splits) return "more CTAs than work units";
+  if (p.m > std::numeric_limits<int32_t>::max() / 2 ||
+      tiles * f.splits > std::numeric_limits<int32_t>::max()) {
+    return "tokens or work units past 32 bits";
+  }
+  if (f.copy_activations != (p.act_order || g.k % 8 != 0)) return "activation copy";
+  if (f.copy_activations &&
+      plan.workspace_bytes < f.activation_offset + size_t(p.m) * size_t(g.k_pad) * 2) {
+    return "workspace below the activation copy";
+  }
+  if (f.stream_k && plan.workspace_bytes < f.partials_offset + size_t(prefill::stream_k_slots(f.grid)) *
+                                                                   prefill::stream_k_slot_floats(f.tokens) * 4) {
+    return "workspace below the Stream-K slots";
+  }
+  if (!f.stream_k && f.splits > 1 &&
+      plan.workspace_bytes <
+          f.partials_offset + size_t(f.splits) * g.n_pad * size_t(f.m_tiles) * f.tokens * 4) {
+    return "workspace below the partials";
+  }
+  return "";
+}
+
+TEST(PrefillPlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
+  const uint64_t seed = test_seed();
+  std::printf("[ seed ] SAILFISH_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  int planned = 0, refused = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    Problem p;
+    const int group = pick(rng, {16, 32, 64, 128, 128, 256, kChannelwise});
+    const int bits = pick(rng, {4, 4, 8});
+    if (!PackedGeometry::make(dimension(rng), dimension(rng), bits, group, &p.geometry).ok()) {
+      continue;
+    }
+    switch (uniform(rng, 0, 15)) {
+      case 0: p.m = pick<int64_t>(rng, {int64_t(1) << 30, (int64_t(1) << 30) + 1,
+                                        int64_t(1) << 40}); break;
+      case 1: case 2: case 3: p.m = uniform(rng, 2049, 200000); break;
+      default: p.m = uniform(rng, 1, 2048);
+    }
+    p.act_dtype = p.scale_dtype = pick(rng, {DType::kBF16, DType::kF16});
+    p.zero_kind = pick(rng, {ZeroPointKind::kNone, ZeroPointKind::kNone, ZeroPointKind::kInteger,
+                             ZeroPointKind::kFloat});
+    p.act_order = group != kChannelwise && uniform(rng, 0, 5) == 0;
+    // Forced settings, in and out of range, as SAILFISH_PREFILL_* may give them.
+    const std::optional<int64_t> tokens =
+        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(pick<int64_t>(rng, {8, 16, 24, 32, 64,
+                                                                             128, 256, 512}))
+                                : std::nullopt;
+    const std::optional<int64_t> splits =
+        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(uniform(rng, 1, 20)) : std::nullopt;
+    const std::optional<int64_t> stages =
+        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(uniform(rng, 1, 18)) : std::nullopt;
+    const std::optional<bool> stream_k =
+        uniform(rng, 0, 3) == 0 ? std::optional<bool>(uniform(rng, 0, 1) == 1) : std::nullopt;
+
+    Plan plan;
+    plan.problem = p;
+    plan.tier = Tier::kPrefill;
+    plan.sm_count = 132;
+    const Status st = prefill::plan_prefill(tokens, splits, stages, stream_k, &plan);
+    const std::string what = "n " + std::to_string(p.geometry.n) + ", k " +
+                             std::to_string(p.geometry.k) + ", m " + std::to_string(p.m) +
+                             ", int" + std::to_string(bits) + ", group " + std::to_string(group) +
+                             ", trial " + std::to_string(trial);
+    if (!st.ok()) {
+      // Refused: the message names the setting or limit at fault.
+      ++refused;
+      const std::string& message = st.message();
+      const bool named = message.find("prefill_tokens") != std::string::npos ||
+                         message.find("prefill_splits") != std::string::npos ||
+                         message.find("prefill_stages") != std::string::npos ||
+                         message.find("prefill_stream_k") != std::string::npos ||
+                         message.find("too many tiles") != std::string::npos;
+      EXPECT_TRUE(named) << what << ": " << st.to_string();
+      continue;
+    }
+    ++planned;
+    EXPECT_EQ(broken_condition(plan), "")
+        << what << ": tokens " << plan.prefill.tokens << ", splits " << plan.prefill.splits
+        << ", stages " << plan.prefill.stages << ", grid " << plan.prefill.grid << ", stream-k "
+        << plan.prefill.stream_k;
+  }
+  std::printf("[ plans ] %d planned, %d refused with the setting named\n", planned, refused);
+  EXPECT_GT(planned, 2000);
+}
+
+}  // namespace
+}  // namespace sailfish
