@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -16,41 +15,18 @@
 #include "decode/launch.h"
 #include "decode_gpu_model.h"
 #include "launch_summary.h"
+#include "random_problems.h"
+#include "test_helpers.h"
 
 namespace sailfish {
 namespace {
 
+using testing::maybe;
+using testing::pick;
+using testing::uniform;
+
 using decode::DecodeChoices;
 using test::DecodeGpuModel;
-
-uint64_t test_seed() {
-  if (const char* s = std::getenv("SAILFISH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
-}
-
-template <typename T>
-T pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  std::uniform_int_distribution<size_t> index(0, values.size() - 1);
-  return *(values.begin() + index(rng));
-}
-
-int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-// A dimension: small and ragged, a multiple of 64 as models have, or large and ragged.
-int64_t dimension(std::mt19937_64& rng) {
-  switch (uniform(rng, 0, 2)) {
-    case 0: return uniform(rng, 1, 300);
-    case 1: return 64 * uniform(rng, 1, 900);
-    default: return uniform(rng, 300, 60000);
-  }
-}
-
-template <typename T>
-std::optional<T> maybe(std::mt19937_64& rng, T value) {
-  return uniform(rng, 0, 2) == 0 ? std::optional<T>(value) : std::nullopt;
-}
 
 // The launch conditions a plan must meet; returns the first one it breaks, or "".
 std::string broken_condition(const Plan& plan, const DecodeGpuModel& model) {
@@ -118,30 +94,15 @@ std::string broken_condition(const Plan& plan, const DecodeGpuModel& model) {
 TEST(DecodePlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
   const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
   ASSERT_FALSE(model.registers.empty());
-  const uint64_t seed = test_seed();
-  std::printf("[ seed ] SAILFISH_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(testing::test_seed());
   int planned = 0, refused = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     Problem p;
-    const int group = pick(rng, {16, 32, 64, 128, 128, 256, kChannelwise});
-    const int bits = pick(rng, {4, 4, 8});
-    if (!PackedGeometry::make(dimension(rng), dimension(rng), bits, group, &p.geometry).ok()) {
-      continue;  // a weight pack() refuses never reaches the planner
-    }
-    // M: decode's own range mostly, the strip kernel's M groups beyond it (a forced tier), and
-    // now and then the edge of what a grid's z dimension holds (65535 groups of 64 tokens).
-    switch (uniform(rng, 0, 15)) {
-      case 0: p.m = pick<int64_t>(rng, {decode::kDecodeMaxM - 1, decode::kDecodeMaxM, decode::kDecodeMaxM + 1,
-                                        int64_t(1) << 31, int64_t(1) << 40}); break;
-      case 1: case 2: case 3: p.m = uniform(rng, 65, 5000); break;
-      default: p.m = uniform(rng, 1, 64);
-    }
-    p.act_dtype = p.scale_dtype = pick(rng, {DType::kBF16, DType::kF16});
-    p.zero_kind = pick(rng, {ZeroPointKind::kNone, ZeroPointKind::kNone, ZeroPointKind::kInteger,
-                             ZeroPointKind::kFloat});
-    p.act_order = group != kChannelwise && uniform(rng, 0, 5) == 0;
-    p.has_bias = uniform(rng, 0, 1) == 1;
+    if (!testing::random_problem(rng, &p)) continue;
+    // The edges: what a grid's z dimension holds (65535 groups of 64 tokens), and past it.
+    p.m = testing::random_m(rng, 64, 5000,
+                            {decode::kDecodeMaxM - 1, decode::kDecodeMaxM, decode::kDecodeMaxM + 1,
+                             int64_t(1) << 31, int64_t(1) << 40});
     DecodeChoices choices;
     choices.splits = maybe<int64_t>(rng, uniform(rng, 1, 20));
     choices.warp_stages = maybe<int64_t>(rng, uniform(rng, 2, 7));
@@ -158,10 +119,7 @@ TEST(DecodePlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
     plan.tier = Tier::kDecode;
     plan.sm_count = model.sm_count;
     const Status st = decode::plan_decode(choices, model.queries(plan.problem), &plan);
-    const std::string what = "n " + std::to_string(p.geometry.n) + ", k " +
-                             std::to_string(p.geometry.k) + ", m " + std::to_string(p.m) +
-                             ", int" + std::to_string(bits) + ", group " + std::to_string(group) +
-                             ", trial " + std::to_string(trial);
+    const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
     if (p.m > decode::kDecodeMaxM) {
       // Beyond the grid's z dimension: refused, saying what M the tier takes.
       EXPECT_FALSE(st.ok()) << what << ": " << bench::launch_summary(plan);

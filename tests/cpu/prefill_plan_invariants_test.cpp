@@ -5,11 +5,10 @@
 // k-blocks, a pipeline between the deadlock floor and what fits the CTA's shared memory, a grid of
 // at least one CTA and no more than the SMs hold at once, 32-bit tokens and work units, and a
 // workspace that holds the activation copy and the partials. Fresh problems each run; the seed is
-// printed, and SAILFISH_TEST_SEED replays one.
+// printed (testing::test_seed), and SAILFISH_TEST_SEED replays one.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -17,31 +16,15 @@
 #include "prefill/config.h"
 #include "prefill/launch.h"
 #include "prefill/stream_k.h"
+#include "random_problems.h"
+#include "test_helpers.h"
 
 namespace sailfish {
 namespace {
 
-uint64_t test_seed() {
-  if (const char* s = std::getenv("SAILFISH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
-}
-
-int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-template <typename T>
-T pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  return *(values.begin() + uniform(rng, 0, static_cast<int64_t>(values.size()) - 1));
-}
-
-int64_t dimension(std::mt19937_64& rng) {
-  switch (uniform(rng, 0, 2)) {
-    case 0: return uniform(rng, 1, 300);
-    case 1: return 64 * uniform(rng, 1, 900);
-    default: return uniform(rng, 300, 60000);
-  }
-}
+using testing::maybe;
+using testing::pick;
+using testing::uniform;
 
 // The first launch condition plan breaks, or "".
 std::string broken_condition(const Plan& plan) {
@@ -91,48 +74,27 @@ std::string broken_condition(const Plan& plan) {
 }
 
 TEST(PrefillPlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
-  const uint64_t seed = test_seed();
-  std::printf("[ seed ] SAILFISH_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(testing::test_seed());
   int planned = 0, refused = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     Problem p;
-    const int group = pick(rng, {16, 32, 64, 128, 128, 256, kChannelwise});
-    const int bits = pick(rng, {4, 4, 8});
-    if (!PackedGeometry::make(dimension(rng), dimension(rng), bits, group, &p.geometry).ok()) {
-      continue;
-    }
-    switch (uniform(rng, 0, 15)) {
-      case 0: p.m = pick<int64_t>(rng, {int64_t(1) << 30, (int64_t(1) << 30) + 1,
-                                        int64_t(1) << 40}); break;
-      case 1: case 2: case 3: p.m = uniform(rng, 2049, 200000); break;
-      default: p.m = uniform(rng, 1, 2048);
-    }
-    p.act_dtype = p.scale_dtype = pick(rng, {DType::kBF16, DType::kF16});
-    p.zero_kind = pick(rng, {ZeroPointKind::kNone, ZeroPointKind::kNone, ZeroPointKind::kInteger,
-                             ZeroPointKind::kFloat});
-    p.act_order = group != kChannelwise && uniform(rng, 0, 5) == 0;
+    if (!testing::random_problem(rng, &p)) continue;
+    // The edges: past what the kernels' 32-bit tokens and work units hold.
+    p.m = testing::random_m(rng, 2048, 200000,
+                            {int64_t(1) << 30, (int64_t(1) << 30) + 1, int64_t(1) << 40});
     // Forced settings, in and out of range, as SAILFISH_PREFILL_* may give them.
     const std::optional<int64_t> tokens =
-        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(pick<int64_t>(rng, {8, 16, 24, 32, 64,
-                                                                             128, 256, 512}))
-                                : std::nullopt;
-    const std::optional<int64_t> splits =
-        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(uniform(rng, 1, 20)) : std::nullopt;
-    const std::optional<int64_t> stages =
-        uniform(rng, 0, 3) == 0 ? std::optional<int64_t>(uniform(rng, 1, 18)) : std::nullopt;
-    const std::optional<bool> stream_k =
-        uniform(rng, 0, 3) == 0 ? std::optional<bool>(uniform(rng, 0, 1) == 1) : std::nullopt;
+        maybe<int64_t>(rng, pick<int64_t>(rng, {8, 16, 24, 32, 64, 128, 256, 512}));
+    const std::optional<int64_t> splits = maybe<int64_t>(rng, uniform(rng, 1, 20));
+    const std::optional<int64_t> stages = maybe<int64_t>(rng, uniform(rng, 1, 18));
+    const std::optional<bool> stream_k = maybe(rng, uniform(rng, 0, 1) == 1);
 
     Plan plan;
     plan.problem = p;
     plan.tier = Tier::kPrefill;
     plan.sm_count = 132;
     const Status st = prefill::plan_prefill(tokens, splits, stages, stream_k, &plan);
-    const std::string what = "n " + std::to_string(p.geometry.n) + ", k " +
-                             std::to_string(p.geometry.k) + ", m " + std::to_string(p.m) +
-                             ", int" + std::to_string(bits) + ", group " + std::to_string(group) +
-                             ", trial " + std::to_string(trial);
+    const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
     if (!st.ok()) {
       // Refused: the message names the setting or limit at fault.
       ++refused;
@@ -152,7 +114,7 @@ TEST(PrefillPlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
         << plan.prefill.stream_k;
   }
   std::printf("[ plans ] %d planned, %d refused with the setting named\n", planned, refused);
-  EXPECT_GT(planned, 2000);
+  EXPECT_GT(planned, 1500);  // about 60% of the draws: the rest force a setting out of range
 }
 
 }  // namespace
