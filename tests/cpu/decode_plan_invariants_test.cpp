@@ -57,11 +57,12 @@ std::string broken_condition(const Plan& plan, const DecodeGpuModel& model) {
     return "shared memory above what a CTA may have";
   }
   if (d.warp_split) {
-    const bool built = d.warp_stages == decode::kStages ||
-                       d.warp_stages == decode::warp_split_deep_stages(d.token_tiles) ||
-                       d.warp_stages == decode::warp_split_lighter_deep_stages(g.bits, d.token_tiles) ||
-                       (decode::warp_split_stages_vary(d.token_tiles) &&
-                        d.warp_stages == decode::kWarpSplitFewStages);
+    const bool built =
+        d.warp_stages == decode::kStages ||
+        d.warp_stages == decode::warp_split_deep_stages(d.token_tiles) ||
+        d.warp_stages == decode::warp_split_lighter_deep_stages(g.bits, d.token_tiles) ||
+        (decode::warp_split_stages_vary(d.token_tiles) &&
+         d.warp_stages == decode::kWarpSplitFewStages);
     if (!built) return "stage count no instance has";
     if (d.act_rows < 1 || d.act_rows > tokens_per_cta || d.act_rows < std::min(m, tokens_per_cta)) {
       return "activation rows a stage holds";

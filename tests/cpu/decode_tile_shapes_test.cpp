@@ -108,7 +108,8 @@ TEST(DecodeConfig, WarpSplitActivationRowsMatchCopiesAndLdmatrix) {
               bank_groups.insert(offset / 16 % 8);
               EXPECT_EQ(offset, warp_split_activation_offset(bits, lane & 7, chunk) + 1024 * t);
             }
-            EXPECT_EQ(bank_groups.size(), 8u) << "tile " << t << " pair " << h << " phase " << phase;
+            EXPECT_EQ(bank_groups.size(), 8u)
+                << "tile " << t << " pair " << h << " phase " << phase;
           }
         }
       }

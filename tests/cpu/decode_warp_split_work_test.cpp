@@ -79,9 +79,9 @@ TEST(DecodeWarpSplitWork, StreamKRunsTileEveryStripOnce) {
               }
             }
             // The cluster's runs end where its strips end.
-            const int64_t cluster_end = int64_t(cluster) * strips * k_blocks +
-                                        int64_t(stream_k_cluster_strips(n_strips, strips, cluster)) *
-                                            k_blocks;
+            const int64_t cluster_end =
+                int64_t(cluster) * strips * k_blocks +
+                int64_t(stream_k_cluster_strips(n_strips, strips, cluster)) * k_blocks;
             ASSERT_EQ(next, cluster_end);
           }
           for (size_t u = 0; u < hits.size(); ++u) {

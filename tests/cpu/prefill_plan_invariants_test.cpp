@@ -40,7 +40,8 @@ std::string broken_condition(const Plan& plan) {
   if (int64_t(f.n_tiles) * prefill::kConsumers < g.n_blocks) return "n tiles do not cover N";
   if (f.splits < 1 || f.splits > std::max<int64_t>(1, g.k_blocks)) return "split depth";
   if (f.stream_k && f.splits != 1) return "Stream-K with a split depth";
-  if (f.stages < prefill::kMinStages || f.stages > prefill::max_stages(g.bits, f.tokens, zero_points)) {
+  if (f.stages < prefill::kMinStages ||
+      f.stages > prefill::max_stages(g.bits, f.tokens, zero_points)) {
     return "pipeline depth outside 3 .. what fits";
   }
   if (prefill::shared_bytes(g.bits, f.tokens, f.stages, zero_points) >
@@ -61,8 +62,9 @@ std::string broken_condition(const Plan& plan) {
       plan.workspace_bytes < f.activation_offset + size_t(p.m) * size_t(g.k_pad) * 2) {
     return "workspace below the activation copy";
   }
-  if (f.stream_k && plan.workspace_bytes < f.partials_offset + size_t(prefill::stream_k_slots(f.grid)) *
-                                                                   prefill::stream_k_slot_floats(f.tokens) * 4) {
+  if (f.stream_k &&
+      plan.workspace_bytes < f.partials_offset + size_t(prefill::stream_k_slots(f.grid)) *
+                                                     prefill::stream_k_slot_floats(f.tokens) * 4) {
     return "workspace below the Stream-K slots";
   }
   if (!f.stream_k && f.splits > 1 &&

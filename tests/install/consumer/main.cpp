@@ -1,7 +1,7 @@
-// A downstream project: find_package(sailfish), then pack a weight, serialize it and read it back.
-// With the GPU API installed (a CUDA build), it also asks for a plan: without a GPU, plan() must come
-// back with a CUDA error Status (never a crash); with one, a plan. A build without CUDA installs
-// only the host API, and sailfish/sailfish.h is then absent.
+// A downstream project: find_package(sailfish), then pack a weight, serialize it and read it
+// back. With the GPU API installed (a CUDA build), it also asks for a plan: without a GPU, plan()
+// must come back with a CUDA error Status (never a crash); with one, a plan. A build without CUDA
+// installs only the host API, and sailfish/sailfish.h is then absent.
 #include <sailfish/packed_format.h>
 #include <sailfish/packed_serialize.h>
 #include <sailfish/quantize.h>
