@@ -5,21 +5,18 @@ three and fails.
 
 Usage: check_sass_snapshot.py --lib libsailfish.a [--cuobjdump PATH]
 """
-import argparse
 import sys
 
-from sass_snapshot import compare, snapshot
+from sass_snapshot import compare, table_of
+from sass_tools import library_sass
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", required=True)
-    parser.add_argument("--cuobjdump")
-    args = parser.parse_args()
-    table = snapshot(args.lib, args.cuobjdump)
+    lib, sass = library_sass()
+    table = table_of(sass)
     names = sorted(name for name in table if "decode_warp_split_kernel" in name)
     if len(names) < 3:
-        print(f"FAIL: {len(names)} warp-split kernels in {args.lib}; the check needs three")
+        print(f"FAIL: {len(names)} warp-split kernels in {lib}; the check needs three")
         return 1
     lines, compared = compare(table, table)
     if lines or compared != len(table):

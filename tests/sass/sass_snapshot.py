@@ -26,14 +26,19 @@ from sass_tools import disassemble, functions, instructions
 
 
 def snapshot(lib, cuobjdump=None):
-    """{mangled name: [instruction text, ...]} of every function in lib, or exits on failure.
-
-    cuobjdump prints a function once per object file that holds it; a name seen twice keeps its
-    first body unless the two differ, which is reported as a separate key (name#2)."""
+    """table_of the SASS of lib, or exits on failure."""
     sass, failure = disassemble(lib, cuobjdump)
     if failure:
         print(f"FAIL: {failure}")
         sys.exit(1)
+    return table_of(sass)
+
+
+def table_of(sass):
+    """{mangled name: [instruction text, ...]} of every function in cuobjdump -sass output.
+
+    cuobjdump prints a function once per object file that holds it; a name seen twice keeps its
+    first body unless the two differ, which is reported as a separate key (name#2)."""
     table = {}
     for name, body in functions(sass):
         text = [f"{address:x} {inst}" for address, inst in instructions(body)]
