@@ -73,6 +73,30 @@ Status moe_align(const MoeRouting& routing, int block_rows, MoeAlignment* out);
 // Device buffers of the sorted arrays are sized by it, since the count is known only on the device.
 int64_t moe_max_blocks(int64_t tokens, int top_k, int local_experts, int block_rows);
 
+// Where the align step's arrays lie in one caller-owned device buffer (include/sailfish/moe_gpu.h),
+// sized for the worst routing of this size (moe_max_blocks), since the real block count is known
+// only on the device. Every array is int32; offsets are 16-byte aligned.
+struct MoeAlignLayout {
+  int block_rows = 0;
+  int local_experts = 0;
+  int64_t max_blocks = 0;
+  size_t sorted_rows_offset = 0;    // [max_blocks * block_rows]: choice row or -1
+  size_t block_experts_offset = 0;  // [max_blocks]: local expert, -1 past the blocks made
+  size_t expert_rows_offset = 0;    // [local_experts]: choice rows each local expert got
+  size_t counters_offset = 0;       // [kMoeAlignCounters]
+  size_t bytes = 0;
+
+  static Status make(int64_t tokens, int top_k, int local_experts, int block_rows,
+                     MoeAlignLayout* out);
+};
+// counters[kMoeBlocksMade]: blocks the routing filled; counters[kMoeInvalidChoices]: choice rows
+// whose expert id (or its expert_map entry) was out of range, skipped and counted, since the
+// device cannot return an error without the host waiting for it.
+enum MoeAlignCounter : int { kMoeBlocksMade = 0, kMoeInvalidChoices = 1, kMoeAlignCounters = 4 };
+// The largest local expert count the align kernel takes (its per-expert cursors live in shared
+// memory).
+constexpr int kMoeMaxLocalExperts = 4096;
+
 enum class MoeInput : int { kToken = 0, kChoice = 1 };
 enum class MoeOutput : int { kChoice = 0, kTokenSum = 1 };
 const char* moe_input_name(MoeInput input);

@@ -113,6 +113,44 @@ Status moe_align(const MoeRouting& routing, int block_rows, MoeAlignment* out) {
   return Status();
 }
 
+Status MoeAlignLayout::make(int64_t tokens, int top_k, int local_experts, int block_rows,
+                            MoeAlignLayout* out) {
+  if (out == nullptr) return invalid_argument("MoeAlignLayout::make: out is null");
+  if (tokens < 0 || top_k < 1) {
+    return invalid_argument("MoE align layout: tokens ", tokens, " and top_k ", top_k,
+                            "; need tokens >= 0 and top_k >= 1");
+  }
+  if (local_experts < 1 || local_experts > kMoeMaxLocalExperts) {
+    return unsupported("MoE align layout: ", local_experts,
+                       " local experts; the align kernel takes 1 to ", kMoeMaxLocalExperts);
+  }
+  if (!is_supported_moe_block_rows(block_rows)) {
+    return invalid_argument("MoE align layout: block_rows is ", block_rows,
+                            "; accepted: 8, 16, 32 or 64");
+  }
+  if (tokens > (int64_t(1) << 30) / top_k) {
+    return unsupported("MoE align layout: tokens * top_k = ", tokens, " * ", top_k,
+                       " choice rows; at most 2^30 are supported (int32 row indices)");
+  }
+  const auto aligned = [](size_t bytes) { return (bytes + 15) / 16 * 16; };
+  MoeAlignLayout layout;
+  layout.block_rows = block_rows;
+  layout.local_experts = local_experts;
+  layout.max_blocks = moe_max_blocks(tokens, top_k, local_experts, block_rows);
+  size_t at = 0;
+  layout.sorted_rows_offset = at;
+  at += aligned(sizeof(int32_t) * static_cast<size_t>(layout.max_blocks * block_rows));
+  layout.block_experts_offset = at;
+  at += aligned(sizeof(int32_t) * static_cast<size_t>(layout.max_blocks));
+  layout.expert_rows_offset = at;
+  at += aligned(sizeof(int32_t) * static_cast<size_t>(local_experts));
+  layout.counters_offset = at;
+  at += aligned(sizeof(int32_t) * kMoeAlignCounters);
+  layout.bytes = at;
+  *out = layout;
+  return Status();
+}
+
 const char* moe_input_name(MoeInput input) {
   switch (input) {
     case MoeInput::kToken: return "token";

@@ -174,6 +174,45 @@ TEST(MoeAlign, MaxBlocksIsReachedAndNeverPassed) {
   EXPECT_EQ(a.blocks(), 7);
 }
 
+TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
+  MoeAlignLayout layout;
+  ASSERT_TRUE(MoeAlignLayout::make(3, 4, 60, 16, &layout).ok());
+  EXPECT_EQ(layout.max_blocks, 12);  // 12 rows, each able to open its own expert's block
+  EXPECT_EQ(layout.sorted_rows_offset, 0u);
+  EXPECT_EQ(layout.block_experts_offset, 12u * 16 * 4);
+  EXPECT_EQ(layout.expert_rows_offset, layout.block_experts_offset + 48);
+  EXPECT_EQ(layout.counters_offset, layout.expert_rows_offset + 240);
+  EXPECT_EQ(layout.bytes, layout.counters_offset + 16);
+
+  std::mt19937_64 rng(testing::test_seed());
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t tokens = std::uniform_int_distribution<int64_t>(0, 5000)(rng);
+    const int top_k = std::uniform_int_distribution<int>(1, 8)(rng);
+    const int experts = std::uniform_int_distribution<int>(1, kMoeMaxLocalExperts)(rng);
+    const int block_rows = kMoeBlockRowChoices[trial % 4];
+    ASSERT_TRUE(MoeAlignLayout::make(tokens, top_k, experts, block_rows, &layout).ok());
+    const size_t offsets[] = {layout.sorted_rows_offset, layout.block_experts_offset,
+                              layout.expert_rows_offset, layout.counters_offset, layout.bytes};
+    const size_t sizes[] = {size_t(layout.max_blocks * block_rows), size_t(layout.max_blocks),
+                            size_t(experts), size_t(kMoeAlignCounters)};
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(offsets[i] % 16, 0u);
+      EXPECT_GE(offsets[i + 1], offsets[i] + 4 * sizes[i]) << "array " << i << " overlaps the next";
+    }
+    EXPECT_EQ(layout.max_blocks, moe_max_blocks(tokens, top_k, experts, block_rows));
+  }
+
+  EXPECT_EQ(MoeAlignLayout::make(1, 1, 0, 16, &layout).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(MoeAlignLayout::make(1, 1, kMoeMaxLocalExperts + 1, 16, &layout).code(),
+            StatusCode::kUnsupported);
+  EXPECT_EQ(MoeAlignLayout::make(1, 1, 8, 12, &layout).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MoeAlignLayout::make(-1, 1, 8, 16, &layout).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MoeAlignLayout::make(1, 0, 8, 16, &layout).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MoeAlignLayout::make(int64_t(1) << 28, 8, 8, 16, &layout).code(),
+            StatusCode::kUnsupported);
+  EXPECT_EQ(MoeAlignLayout::make(1, 1, 8, 16, nullptr).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(MoeAlign, MalformedRoutingsAreRefusedWithTheReason) {
   struct Case {
     const char* what;
