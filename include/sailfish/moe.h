@@ -48,9 +48,10 @@ struct MoeRouting {
 // onto 0 .. local_experts() - 1.
 Status validate(const MoeRouting& routing);
 
-// Row counts of a layer's sorted work share one block size (the seed's 16, widening to 32 at
-// many tokens per expert); the kernels take one block of rows as one m tile.
-constexpr int kMoeBlockRowChoices[] = {8, 16, 32, 64};
+// A layer's sorted work comes in blocks of one size (the first seed's 16 rows, widening to 32 at
+// many tokens per expert; 8 where most blocks hold one real row, as at batch one). A block is the
+// token tiles of one CTA of the decode tier's warp-split kernel: 1, 2 or 4 tiles of 8 tokens.
+constexpr int kMoeBlockRowChoices[] = {8, 16, 32};
 bool is_supported_moe_block_rows(int block_rows);
 
 // The align step's result: the choice rows of local experts, grouped by expert in ascending local

@@ -82,7 +82,7 @@ Status moe_align(const MoeRouting& routing, int block_rows, MoeAlignment* out) {
   SF_RETURN_IF_ERROR(validate(routing));
   if (!is_supported_moe_block_rows(block_rows)) {
     return invalid_argument("moe_align: block_rows is ", block_rows,
-                            "; accepted: 8, 16, 32 or 64 (a whole number of 8-token mma tiles)");
+                            "; accepted: 8, 16 or 32 (1, 2 or 4 tiles of 8 tokens)");
   }
   const int local = routing.local_experts();
   MoeAlignment result;
@@ -126,7 +126,7 @@ Status MoeAlignLayout::make(int64_t tokens, int top_k, int local_experts, int bl
   }
   if (!is_supported_moe_block_rows(block_rows)) {
     return invalid_argument("MoE align layout: block_rows is ", block_rows,
-                            "; accepted: 8, 16, 32 or 64");
+                            "; accepted: 8, 16 or 32");
   }
   if (tokens > (int64_t(1) << 30) / top_k) {
     return unsupported("MoE align layout: tokens * top_k = ", tokens, " * ", top_k,

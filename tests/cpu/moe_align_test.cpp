@@ -97,7 +97,7 @@ TEST(MoeAlign, RandomRoutingsKeepTheKernelsInvariants) {
     const int experts = std::uniform_int_distribution<int>(1, 80)(rng);
     const int top_k = std::uniform_int_distribution<int>(1, std::min(experts, 8))(rng);
     const int64_t tokens = std::uniform_int_distribution<int64_t>(0, 300)(rng);
-    const int block_rows = kMoeBlockRowChoices[std::uniform_int_distribution<int>(0, 3)(rng)];
+    const int block_rows = kMoeBlockRowChoices[std::uniform_int_distribution<int>(0, 2)(rng)];
     MoeRouting r = routing_of(tokens, top_k, experts, {});
     // Skewed picks, as routers make them: a few hot experts get most of the rows.
     const int hot = std::uniform_int_distribution<int>(1, experts)(rng);
@@ -189,7 +189,7 @@ TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
     const int64_t tokens = std::uniform_int_distribution<int64_t>(0, 5000)(rng);
     const int top_k = std::uniform_int_distribution<int>(1, 8)(rng);
     const int experts = std::uniform_int_distribution<int>(1, kMoeMaxLocalExperts)(rng);
-    const int block_rows = kMoeBlockRowChoices[trial % 4];
+    const int block_rows = kMoeBlockRowChoices[trial % 3];
     ASSERT_TRUE(MoeAlignLayout::make(tokens, top_k, experts, block_rows, &layout).ok());
     const size_t offsets[] = {layout.sorted_rows_offset, layout.block_experts_offset,
                               layout.expert_rows_offset, layout.counters_offset, layout.bytes};
@@ -206,6 +206,7 @@ TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
   EXPECT_EQ(MoeAlignLayout::make(1, 1, kMoeMaxLocalExperts + 1, 16, &layout).code(),
             StatusCode::kUnsupported);
   EXPECT_EQ(MoeAlignLayout::make(1, 1, 8, 12, &layout).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MoeAlignLayout::make(1, 1, 8, 64, &layout).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MoeAlignLayout::make(-1, 1, 8, 16, &layout).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MoeAlignLayout::make(1, 0, 8, 16, &layout).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MoeAlignLayout::make(int64_t(1) << 28, 8, 8, 16, &layout).code(),
@@ -252,7 +253,7 @@ TEST(MoeAlign, MalformedRoutingsAreRefusedWithTheReason) {
   MoeAlignment a;
   const Status block = moe_align(routing_of(1, 1, 4, {0}), 24, &a);
   EXPECT_EQ(block.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(block.message().find("block_rows is 24; accepted: 8, 16, 32 or 64"), std::string::npos)
+  EXPECT_NE(block.message().find("block_rows is 24; accepted: 8, 16 or 32"), std::string::npos)
       << block.message();
   EXPECT_EQ(moe_align(routing_of(1, 1, 4, {0}), 16, nullptr).code(), StatusCode::kInvalidArgument);
 }
