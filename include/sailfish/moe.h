@@ -63,6 +63,8 @@ struct MoeAlignment {
   std::vector<int32_t> sorted_rows;    // [blocks() * block_rows]: choice row, or -1 (padding)
   std::vector<int32_t> block_experts;  // [blocks()]: the local expert of each block
   std::vector<int32_t> expert_rows;    // [local_experts]: choice rows each local expert got
+  std::vector<int32_t> choice_slots;   // [choices]: the slot holding each choice row, or -1 (an
+                                       // expert held elsewhere): sorted_rows' inverse
 
   int64_t blocks() const { return static_cast<int64_t>(block_experts.size()); }
 };
@@ -84,6 +86,7 @@ struct MoeAlignLayout {
   size_t sorted_rows_offset = 0;    // [max_blocks * block_rows]: choice row or -1
   size_t block_experts_offset = 0;  // [max_blocks]: local expert, -1 past the blocks made
   size_t expert_rows_offset = 0;    // [local_experts]: choice rows each local expert got
+  size_t choice_slots_offset = 0;   // [tokens * top_k]: slot of each choice row, or -1
   size_t counters_offset = 0;       // [kMoeAlignCounters]
   size_t bytes = 0;
 

@@ -25,8 +25,8 @@ struct DeviceMoeRouting {
 
 // Writes moe_align's arrays for `routing` into `buffer` at `layout`'s offsets (a layout made for
 // the routing's tokens, top_k and local experts and for block_rows): the same values moe_align
-// computes on the host, with block_experts -1 and sorted_rows -1 past the blocks made, and the
-// counters (MoeAlignCounter). A choice whose id lies outside [0, experts), or whose map entry
+// computes on the host (choice_slots included), with block_experts -1 and sorted_rows -1 past the
+// blocks made, and the counters (MoeAlignCounter). An invalid choice's slot is -1. A choice whose id lies outside [0, experts), or whose map entry
 // outside [-1, local_experts), is skipped and counted in counters[kMoeInvalidChoices]; nothing is
 // read or written out of bounds. Enqueued on stream: no allocation, no synchronization. One CTA
 // does the work, in time linear in tokens * top_k (built for decode-sized layers).

@@ -6,7 +6,7 @@
 //      row counts are written, and each count becomes the expert's next free slot;
 //   3. one warp places the rows 32 at a time in ascending order, each lane ranked among the lanes
 //      of the same expert (match.any), so every expert's rows land in ascending order: the same
-//      arrays every run, whatever the timing.
+//      arrays every run, whatever the timing; each row's slot (or -1) goes to choice_slots.
 // Phase 3 is serial over warps of rows, which costs nothing at decode sizes (512 choice rows are
 // 16 steps) and grows linearly with tokens * top_k.
 #include <cuda_runtime.h>
@@ -31,6 +31,7 @@ struct AlignArgs {
   int32_t* sorted_rows;
   int32_t* block_experts;
   int32_t* expert_rows;
+  int32_t* choice_slots;
   int32_t* counters;
 };
 
@@ -101,13 +102,14 @@ __global__ void __launch_bounds__(kAlignThreads) moe_align_kernel(AlignArgs args
     const int local = row < args.choices ? local_expert_of(args, row) : -1;
     const unsigned same = __match_any_sync(0xffffffffu, local);
     const unsigned lanes_below = (1u << lane) - 1u;
-    int slot = 0;
+    int slot = -1;
     if (local >= 0) slot = expert_slot[local] + __popc(same & lanes_below);
     __syncwarp();
     if (local >= 0) {
       args.sorted_rows[slot] = row;
       if ((same & lanes_below) == 0) expert_slot[local] += __popc(same);  // the group's first lane
     }
+    if (row < args.choices) args.choice_slots[row] = slot;
     __syncwarp();
   }
 }
@@ -170,6 +172,7 @@ Status moe_align_on_device(const DeviceMoeRouting& routing, const MoeAlignLayout
   args.sorted_rows = reinterpret_cast<int32_t*>(base + layout.sorted_rows_offset);
   args.block_experts = reinterpret_cast<int32_t*>(base + layout.block_experts_offset);
   args.expert_rows = reinterpret_cast<int32_t*>(base + layout.expert_rows_offset);
+  args.choice_slots = reinterpret_cast<int32_t*>(base + layout.choice_slots_offset);
   args.counters = reinterpret_cast<int32_t*>(base + layout.counters_offset);
   const size_t shared = sizeof(int32_t) * static_cast<size_t>(routing.local_experts);
   moe_align_kernel<<<1, kAlignThreads, shared, stream>>>(args);

@@ -103,11 +103,13 @@ Status moe_align(const MoeRouting& routing, int block_rows, MoeAlignment* out) {
     slots += blocks * block_rows;
   }
   result.sorted_rows.assign(static_cast<size_t>(slots), -1);
+  result.choice_slots.assign(static_cast<size_t>(routing.choices()), -1);
   for (int64_t row = 0; row < routing.choices(); ++row) {
     const int l = routing.local_expert(routing.topk_ids[static_cast<size_t>(row)]);
     if (l < 0) continue;
-    result.sorted_rows[static_cast<size_t>(next_slot[static_cast<size_t>(l)]++)] =
-        static_cast<int32_t>(row);
+    const int64_t slot = next_slot[static_cast<size_t>(l)]++;
+    result.sorted_rows[static_cast<size_t>(slot)] = static_cast<int32_t>(row);
+    result.choice_slots[static_cast<size_t>(row)] = static_cast<int32_t>(slot);
   }
   *out = std::move(result);
   return Status();
@@ -144,6 +146,8 @@ Status MoeAlignLayout::make(int64_t tokens, int top_k, int local_experts, int bl
   at += aligned(sizeof(int32_t) * static_cast<size_t>(layout.max_blocks));
   layout.expert_rows_offset = at;
   at += aligned(sizeof(int32_t) * static_cast<size_t>(local_experts));
+  layout.choice_slots_offset = at;
+  at += aligned(sizeof(int32_t) * static_cast<size_t>(tokens * top_k));
   layout.counters_offset = at;
   at += aligned(sizeof(int32_t) * kMoeAlignCounters);
   layout.bytes = at;

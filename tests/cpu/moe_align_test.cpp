@@ -44,6 +44,7 @@ TEST(MoeAlign, HandWorkedExample) {
   expected.insert(expected.end(), expert1.begin(), expert1.end());
   expected.insert(expected.end(), expert3.begin(), expert3.end());
   EXPECT_EQ(a.sorted_rows, expected);
+  EXPECT_EQ(a.choice_slots, (std::vector<int32_t>{8, 16, 9, 0, 17, 10}));
 }
 
 TEST(MoeAlign, ExpertWithMoreRowsThanABlockTakesSeveralBlocks) {
@@ -77,6 +78,7 @@ TEST(MoeAlign, ExpertMapKeepsThisRanksExpertsInLocalOrder) {
   const std::vector<int32_t> second = padded({0, 2, 5}, 16);
   expected.insert(expected.end(), second.begin(), second.end());
   EXPECT_EQ(a.sorted_rows, expected);
+  EXPECT_EQ(a.choice_slots, (std::vector<int32_t>{16, 0, 17, -1, 1, 18}));
 }
 
 TEST(MoeAlign, NoTokensGivesNoBlocks) {
@@ -151,9 +153,16 @@ TEST(MoeAlign, RandomRoutingsKeepTheKernelsInvariants) {
         ++rows_seen[static_cast<size_t>(expert)];
       }
     }
+    ASSERT_EQ(a.choice_slots.size(), static_cast<size_t>(r.choices())) << name;
     for (int64_t row = 0; row < r.choices(); ++row) {
       const bool local = r.local_expert(r.topk_ids[static_cast<size_t>(row)]) >= 0;
       ASSERT_EQ(slots_of_row[static_cast<size_t>(row)], local ? 1 : 0) << name << ", row " << row;
+      const int32_t slot = a.choice_slots[static_cast<size_t>(row)];
+      if (local) {
+        ASSERT_EQ(a.sorted_rows[static_cast<size_t>(slot)], row) << name << ", row " << row;
+      } else {
+        ASSERT_EQ(slot, -1) << name << ", row " << row;
+      }
     }
     ASSERT_EQ(rows_seen, a.expert_rows) << name;
   }
@@ -181,7 +190,8 @@ TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
   EXPECT_EQ(layout.sorted_rows_offset, 0u);
   EXPECT_EQ(layout.block_experts_offset, 12u * 16 * 4);
   EXPECT_EQ(layout.expert_rows_offset, layout.block_experts_offset + 48);
-  EXPECT_EQ(layout.counters_offset, layout.expert_rows_offset + 240);
+  EXPECT_EQ(layout.choice_slots_offset, layout.expert_rows_offset + 240);
+  EXPECT_EQ(layout.counters_offset, layout.choice_slots_offset + 48);
   EXPECT_EQ(layout.bytes, layout.counters_offset + 16);
 
   std::mt19937_64 rng(testing::test_seed());
@@ -191,11 +201,12 @@ TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
     const int experts = std::uniform_int_distribution<int>(1, kMoeMaxLocalExperts)(rng);
     const int block_rows = kMoeBlockRowChoices[trial % 3];
     ASSERT_TRUE(MoeAlignLayout::make(tokens, top_k, experts, block_rows, &layout).ok());
-    const size_t offsets[] = {layout.sorted_rows_offset, layout.block_experts_offset,
-                              layout.expert_rows_offset, layout.counters_offset, layout.bytes};
+    const size_t offsets[] = {layout.sorted_rows_offset,  layout.block_experts_offset,
+                              layout.expert_rows_offset,  layout.choice_slots_offset,
+                              layout.counters_offset,     layout.bytes};
     const size_t sizes[] = {size_t(layout.max_blocks * block_rows), size_t(layout.max_blocks),
-                            size_t(experts), size_t(kMoeAlignCounters)};
-    for (int i = 0; i < 4; ++i) {
+                            size_t(experts), size_t(tokens * top_k), size_t(kMoeAlignCounters)};
+    for (int i = 0; i < 5; ++i) {
       EXPECT_EQ(offsets[i] % 16, 0u);
       EXPECT_GE(offsets[i + 1], offsets[i] + 4 * sizes[i]) << "array " << i << " overlaps the next";
     }

@@ -46,7 +46,7 @@ MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int e
 
 // What the device wrote, read back from the buffer at the layout's offsets.
 struct DeviceAlignment {
-  std::vector<int32_t> sorted_rows, block_experts, expert_rows, counters;
+  std::vector<int32_t> sorted_rows, block_experts, expert_rows, choice_slots, counters;
 };
 
 DeviceAlignment read_back(const DeviceBuffer& buffer, const MoeAlignLayout& layout) {
@@ -59,6 +59,8 @@ DeviceAlignment read_back(const DeviceBuffer& buffer, const MoeAlignLayout& layo
   return {ints(layout.sorted_rows_offset, layout.max_blocks * layout.block_rows),
           ints(layout.block_experts_offset, layout.max_blocks),
           ints(layout.expert_rows_offset, layout.local_experts),
+          ints(layout.choice_slots_offset,
+               (layout.counters_offset - layout.choice_slots_offset) / sizeof(int32_t)),
           ints(layout.counters_offset, kMoeAlignCounters)};
 }
 
@@ -104,6 +106,10 @@ void expect_same(const MoeAlignment& host, const DeviceAlignment& device,
   EXPECT_EQ(device.counters[kMoeInvalidChoices], invalid) << what;
   EXPECT_EQ(device.block_experts, experts) << what;
   EXPECT_EQ(device.expert_rows, host.expert_rows) << what;
+  std::vector<int32_t> slots = device.choice_slots;  // the array is padded to 16 bytes
+  ASSERT_GE(slots.size(), host.choice_slots.size()) << what;
+  slots.resize(host.choice_slots.size());
+  EXPECT_EQ(slots, host.choice_slots) << what;
   ASSERT_EQ(device.sorted_rows.size(), rows.size()) << what;
   for (size_t i = 0; i < rows.size(); ++i) {
     ASSERT_EQ(device.sorted_rows[i], rows[i]) << what << ", slot " << i;
