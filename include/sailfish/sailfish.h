@@ -188,6 +188,8 @@ struct DecodePlan {
   int resident_ctas = 0;          // CTAs of the main kernel one SM holds at shared_bytes (the
                                   // occupancy query; spread_ctas where padded). For logs and
                                   // sweeps: what the plan's placement rules counted
+  bool moe = false;               // the MoE instance: one sorted block of rows a CTA, on its
+                                  // expert's weight (plan_moe, include/sailfish/moe_gpu.h)
   size_t activation_offset = 0;   // workspace offsets (bytes)
   size_t partials_offset = 0;
 };

@@ -62,6 +62,15 @@ struct DecodeParams {
   // Warp-split kernel, Epilogue::kCluster at 1-2 token tiles: the push form (cluster_epilogue.h,
   // kClusterPushMaxTiles; warp_split_epilogue.cuh, cluster_push_and_store) when nonzero.
   int32_t cluster_push;
+  // Warp-split kernel, MoE instances (kMoe; docs/MOE.md): M group blockIdx.z is sorted block z of
+  // the align step, whose expert moe_block_experts[z] picks the weight, or -1 past the blocks the
+  // routing filled (the CTA has nothing to do). Expert e's codes start e * moe_code_stride bytes
+  // in; its scale rows, zero shifts and zero folds e * moe_meta_stride elements in. Read before
+  // the weight stream starts, so MoE launches never overlap the align step through programmatic
+  // dependent launch.
+  const int32_t* moe_block_experts = nullptr;
+  int64_t moe_code_stride = 0;
+  int64_t moe_meta_stride = 0;
 };
 
 namespace detail {

@@ -19,10 +19,11 @@ namespace detail {
 constexpr bool has_stream_k(int bits, int tiles) { return bits == 4 && tiles <= 2; }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
-          bool kStreamK, int kWarpCount>
+          bool kStreamK, int kWarpCount, bool kMoe = false>
 constexpr auto kernel_for() {
   if constexpr (kWarpSplit) {
-    return decode_warp_split_kernel<T, kBits, kTiles, kZero, kStageCount, kStreamK, kWarpCount>;
+    return decode_warp_split_kernel<T, kBits, kTiles, kZero, kStageCount, kStreamK, kWarpCount,
+                                    kMoe>;
   } else {
     return decode_kernel<T, kBits, kTiles>;
   }
@@ -48,7 +49,7 @@ constexpr int threads_for() {
 // The warp-split kernel may also be launched with more, up to kMaxLaunchSharedBytes, where its
 // plan pads shared memory to spread the grid over the SMs (launch.cu, spread_over_sms).
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
-          bool kStreamK, int kWarpCount>
+          bool kStreamK, int kWarpCount, bool kMoe = false>
 Status prepare(int shared) {
   constexpr int kMaxShared =
       max_shared_for<kBits, kTiles, kWarpSplit, kStageCount, kStreamK, kWarpCount>();
@@ -60,19 +61,20 @@ Status prepare(int shared) {
   const int limit = shared > kMaxShared ? shared : kMaxShared;
   if (limit > 48 * 1024) {
     SF_RETURN_IF_ERROR(gpu::raise_shared_memory_limit(
-        reinterpret_cast<const void*>(
-            kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount>()),
+        reinterpret_cast<const void*>(kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount,
+                                                 kStreamK, kWarpCount, kMoe>()),
         limit));
   }
   return Status();
 }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
-          bool kStreamK, int kWarpCount>
+          bool kStreamK, int kWarpCount, bool kMoe = false>
 Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
                     cudaStream_t stream) {
   SF_RETURN_IF_ERROR(
-      (prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount>(shared)));
+      (prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount, kMoe>(
+          shared)));
   const bool clustered = params.epilogue == Epilogue::kCluster;
   if (clustered && (!kWarpSplit || params.splits < 2 || params.splits > kMaxClusterSplits ||
                     grid.y != static_cast<unsigned>(params.splits))) {
@@ -111,20 +113,20 @@ Status launch_tiles(const DecodeParams& params, dim3 grid, int shared, bool pdl,
   }
   const dim3 cluster(1, clustered ? params.splits : 1, 1);
   return gpu::launch_in_clusters(
-      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount>(), grid,
-      cluster, dim3(threads_for<kWarpSplit, kWarpCount>()), shared, stream, pdl,
+      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount, kMoe>(),
+      grid, cluster, dim3(threads_for<kWarpSplit, kWarpCount>()), shared, stream, pdl,
       "decode kernel launch", params);
 }
 
 // How many clusters of cluster_size split CTAs (1 x cluster_size x 1) can be resident at once;
 // 0 when the code that runs was compiled for a target before sm_90 (no cluster epilogue in it).
 template <typename T, int kBits, int kTiles, bool kZero, int kStageCount, bool kStreamK,
-          int kWarpCount>
+          int kWarpCount, bool kMoe = false>
 Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
   SF_RETURN_IF_ERROR(
-      (prepare<T, kBits, kTiles, true, kZero, kStageCount, kStreamK, kWarpCount>(shared)));
+      (prepare<T, kBits, kTiles, true, kZero, kStageCount, kStreamK, kWarpCount, kMoe>(shared)));
   constexpr auto kernel =
-      kernel_for<T, kBits, kTiles, true, kZero, kStageCount, kStreamK, kWarpCount>();
+      kernel_for<T, kBits, kTiles, true, kZero, kStageCount, kStreamK, kWarpCount, kMoe>();
   cudaFuncAttributes attributes = {};
   SF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   if (attributes.ptxVersion < 90) {
@@ -147,13 +149,14 @@ Status max_clusters_tiles(int shared, int cluster_size, int* clusters) {
 }
 
 template <typename T, int kBits, int kTiles, bool kWarpSplit, bool kZero, int kStageCount,
-          bool kStreamK, int kWarpCount>
+          bool kStreamK, int kWarpCount, bool kMoe = false>
 Status occupancy_tiles(int shared, int* ctas_per_sm) {
   SF_RETURN_IF_ERROR(
-      (prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount>(shared)));
+      (prepare<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount, kMoe>(
+          shared)));
   SF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       ctas_per_sm,
-      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount>(),
+      kernel_for<T, kBits, kTiles, kWarpSplit, kZero, kStageCount, kStreamK, kWarpCount, kMoe>(),
       threads_for<kWarpSplit, kWarpCount>(), shared));
   return Status();
 }
@@ -243,6 +246,24 @@ Status dispatch(int token_tiles, bool warp_split, bool zero_points, int warp_sta
   return internal_error("decode: no kernel instance for ", token_tiles, " token tiles");
 }
 
+// Calls f(tiles, zero_points) with integral constants for the MoE instance that serves
+// (token_tiles, zero_points): the warp-split kernel with kMoe at 1, 2 or 4 token tiles (blocks of
+// 8, 16 or 32 rows: include/sailfish/moe.h, kMoeBlockRowChoices), kStages stages a warp at 1-2
+// tiles (3 or 4 at run time at 4), four warps, the split grid.
+template <typename F>
+Status dispatch_moe(int token_tiles, bool zero_points, F&& f) {
+  auto with_zero = [&](auto tiles) -> Status {
+    return zero_points ? f(tiles, std::true_type()) : f(tiles, std::false_type());
+  };
+  switch (token_tiles) {
+    case 1: return with_zero(std::integral_constant<int, 1>());
+    case 2: return with_zero(std::integral_constant<int, 2>());
+    case 4: return with_zero(std::integral_constant<int, 4>());
+  }
+  return internal_error("decode: no MoE kernel instance for ", token_tiles,
+                        " token tiles (blocks of 8, 16 or 32 rows)");
+}
+
 }  // namespace detail
 
 template <typename T, int kBits>
@@ -288,6 +309,40 @@ Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points,
                                        decltype(sk)::value, decltype(w)::value>(shared_bytes,
                                                                                 ctas_per_sm);
       });
+}
+
+template <typename T, int kBits>
+Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid, int shared_bytes,
+                         cudaStream_t stream) {
+  if (params.moe_block_experts == nullptr || params.stream_k_strips != 0) {
+    return internal_error("decode: a MoE launch needs the block experts and the split grid");
+  }
+  return detail::dispatch_moe(
+      token_tiles, params.zero_fold != nullptr, [&](auto tiles, auto zero) {
+        return detail::launch_tiles<T, kBits, decltype(tiles)::value, true, decltype(zero)::value,
+                                    kStages, false, kWarpSplitWarps, true>(params, grid,
+                                                                          shared_bytes, false,
+                                                                          stream);
+      });
+}
+
+template <typename T, int kBits>
+Status moe_kernel_occupancy(int token_tiles, bool zero_points, int shared_bytes, int* ctas_per_sm) {
+  return detail::dispatch_moe(token_tiles, zero_points, [&](auto tiles, auto zero) {
+    return detail::occupancy_tiles<T, kBits, decltype(tiles)::value, true, decltype(zero)::value,
+                                   kStages, false, kWarpSplitWarps, true>(shared_bytes,
+                                                                         ctas_per_sm);
+  });
+}
+
+template <typename T, int kBits>
+Status moe_max_clusters(int token_tiles, bool zero_points, int shared_bytes, int cluster_size,
+                        int* clusters) {
+  return detail::dispatch_moe(token_tiles, zero_points, [&](auto tiles, auto zero) {
+    return detail::max_clusters_tiles<T, kBits, decltype(tiles)::value, decltype(zero)::value,
+                                      kStages, false, kWarpSplitWarps, true>(
+        shared_bytes, cluster_size, clusters);
+  });
 }
 
 }  // namespace sailfish::decode

@@ -37,4 +37,17 @@ template <typename T, int kBits>
 Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stages, bool stream_k,
                                int warps, int shared_bytes, int cluster_size, int* clusters);
 
+// The MoE instances (docs/MOE.md; DecodeParams::moe_block_experts): the warp-split kernel on the
+// split grid at 1, 2 or 4 token tiles, kStages stages a warp (3 or 4 at 4 tiles:
+// params.warp_stages), four warps, never with programmatic dependent launch (the kernel reads the
+// align step's block experts before the weight stream starts).
+template <typename T, int kBits>
+Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid, int shared_bytes,
+                         cudaStream_t stream);
+template <typename T, int kBits>
+Status moe_kernel_occupancy(int token_tiles, bool zero_points, int shared_bytes, int* ctas_per_sm);
+template <typename T, int kBits>
+Status moe_max_clusters(int token_tiles, bool zero_points, int shared_bytes, int cluster_size,
+                        int* clusters);
+
 }  // namespace sailfish::decode

@@ -20,6 +20,10 @@ namespace {
 
 template <typename T>
 Status occupancy_for(int bits, const DecodePlan& d, bool zero, int* ctas) {
+  if (d.moe) {
+    return bits == 4 ? moe_kernel_occupancy<T, 4>(d.token_tiles, zero, d.shared_bytes, ctas)
+                     : moe_kernel_occupancy<T, 8>(d.token_tiles, zero, d.shared_bytes, ctas);
+  }
   const bool sk = d.stream_k_strips > 0;
   return bits == 4 ? main_kernel_occupancy<T, 4>(d.token_tiles, d.warp_split, zero, d.warp_stages,
                                                  sk, d.warps, d.shared_bytes, ctas)
@@ -29,6 +33,10 @@ Status occupancy_for(int bits, const DecodePlan& d, bool zero, int* ctas) {
 
 template <typename T>
 Status max_clusters_for(int bits, const DecodePlan& d, bool zero, int size, int* clusters) {
+  if (d.moe) {
+    return bits == 4 ? moe_max_clusters<T, 4>(d.token_tiles, zero, d.shared_bytes, size, clusters)
+                     : moe_max_clusters<T, 8>(d.token_tiles, zero, d.shared_bytes, size, clusters);
+  }
   const bool sk = d.stream_k_strips > 0;
   return bits == 4 ? warp_split_max_clusters<T, 4>(d.token_tiles, zero, d.warp_stages, sk,
                                                    d.warps, d.shared_bytes, size, clusters)
@@ -73,6 +81,10 @@ auto resident_clusters(const DeviceQueries& q, const DecodePlan& d, Status* firs
 template <typename T>
 Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
                   cudaStream_t stream) {
+  if (d.moe) {
+    return bits == 4 ? launch_moe_kernel<T, 4>(params, d.token_tiles, grid, d.shared_bytes, stream)
+                     : launch_moe_kernel<T, 8>(params, d.token_tiles, grid, d.shared_bytes, stream);
+  }
   return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, d.warps, grid,
                                               d.shared_bytes, pdl, stream)
                    : launch_main_kernel<T, 8>(params, d.token_tiles, d.warp_split, d.warps, grid,

@@ -59,8 +59,10 @@ namespace sailfish::decode {
 // allocation (one token tile 127 -> 130 registers, so 3 CTAs an SM instead of 4; two tiles
 // 166 -> 182, 2 instead of 3), and such a build ran up to 1.24x the default's time
 // (docs/perf/decode.md, v34).
+// kMoe: the MoE instance (DecodeParams::moe_block_experts): each M group takes its sorted block's
+// expert weight, on the split grid.
 template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount = kStages,
-          bool kStreamK = false, int kWarpCount = kWarpSplitWarps>
+          bool kStreamK = false, int kWarpCount = kWarpSplitWarps, bool kMoe = false>
 __global__ void __launch_bounds__(kWarpCount * 32)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
   using P = gpu::Pair<T>;
@@ -76,6 +78,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   static_assert(kTiles <= 4, "accumulators for 4 n16 groups x kTiles tiles must fit registers");
   static_assert(!kStreamK || kTiles <= 2, "Stream-K flushes scaled sums at tile boundaries");
   static_assert(!kStreamK || kWarpCount == kWarpSplitWarps, "Stream-K is built with four warps");
+  static_assert(!kMoe || !kStreamK, "MoE blocks run on the split grid");
   // A CTA with kTiles token tiles holds at least (kTiles - 1) * 8 + 1 activation rows a stage
   // (token_tiles_for).
   constexpr int kMinStageBytes = kW + ((kTiles - 1) * kTokensPerTile + 1) * 128;
@@ -87,6 +90,14 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int warp = gpu::warp_uniform(threadIdx.x / 32), lane = threadIdx.x % 32;
   const int split = blockIdx.y;
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
+  // MoE: the expert of sorted block blockIdx.z; past the blocks the routing filled (-1), nothing
+  // to compute. The CTAs of a cluster share blockIdx.z, so a cluster leaves whole, before any of
+  // its barriers.
+  [[maybe_unused]] int64_t expert = 0;
+  if constexpr (kMoe) {
+    expert = p.moe_block_experts[blockIdx.z];
+    if (expert < 0) return;
+  }
   // The warp's blocks (warp_split_work.h): split grid, strip blockIdx.x and split blockIdx.y;
   // Stream-K, cluster blockIdx.x of p.splits CTAs (rank blockIdx.y), whose runs may cross strips.
   const WarpSplitWork work =
@@ -130,6 +141,11 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const T* scales = static_cast<const T*>(p.scales);
   const uint16_t* shifts = p.zero_shift;
   const T* folds = static_cast<const T*>(p.zero_fold);
+  if constexpr (kMoe) {
+    scales += expert * p.moe_meta_stride;
+    shifts += expert * p.moe_meta_stride;
+    folds += expert * p.moe_meta_stride;
+  }
 
   // Copy cursors: blocks are issued in order, so each issue copies from the cursors and then
   // advances them by one block, instead of computing its addresses from the block index (the loop
@@ -138,6 +154,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // follows a branch.
   const uint8_t* weight_cursor =
       p.codes + (int64_t(strip) * p.k_blocks + kb_begin) * kW + lane * kRunBytes;
+  if constexpr (kMoe) weight_cursor += expert * p.moe_code_stride;
   int meta_kb = kb_begin;  // the k-block whose scale rows the next issue copies
   // Activations: lane copies 16-byte chunk (lane % 8) of rows lane / 8 + 4u, u < kActCopies, when
   // the row is below M; ldmatrix reads the rows at or beyond M from the zero chunk. Eight lanes

@@ -40,7 +40,7 @@ std::string DecodeGpuModel::instance(const Problem& problem, const DecodePlan& d
   return "decode_warp_split_kernel<" + dtype + "," + std::to_string(bits) + "," +
          std::to_string(d.token_tiles) + "," + (zero ? "1" : "0") + "," +
          std::to_string(stages) + "," + (d.stream_k_strips > 0 ? "1" : "0") + "," +
-         std::to_string(d.warps) + ">";
+         std::to_string(d.warps) + "," + (d.moe ? "1" : "0") + ">";
 }
 
 Status DecodeGpuModel::ctas_per_sm(const Problem& problem, const DecodePlan& d,

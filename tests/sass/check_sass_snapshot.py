@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Check of sass_snapshot.py, the refactor tool: on this build's library, a snapshot compares equal
-to itself, and a snapshot with one function changed, one gone and one added reports exactly those
-three and fails.
+to itself, a snapshot with one function changed, one gone and one added reports exactly those
+three and fails, and --rename's rules map renamed functions back to their old names.
 
 Usage: check_sass_snapshot.py --lib libsailfish.a [--cuobjdump PATH]
 """
 import sys
 
-from sass_snapshot import compare, table_of
+from sass_snapshot import compare, renamed, table_of
 from sass_tools import library_sass
 
 
@@ -35,7 +35,20 @@ def main():
     if found != expected or compared != len(table) - 1:
         print(f"FAIL: expected {sorted(expected)}, got {lines} ({compared} compared)")
         return 1
-    print(f"sass_snapshot: {len(table)} functions, a copy with 3 edits reported as 3 differences")
+    # Every warp-split kernel renamed as a new trailing template argument would: the rule maps
+    # them back, and nothing else moves.
+    suffixed = {name.replace("EEEvNS0_12DecodeParamsE", "ELb0EEEvNS0_12DecodeParamsE"): body
+                for name, body in table.items()}
+    if suffixed == table:
+        print("FAIL: no mangled name ends in EEEvNS0_12DecodeParamsE to rename")
+        return 1
+    lines, _ = compare(table, renamed(suffixed, [("ELb0EEEvNS0_12DecodeParamsE$",
+                                                  "EEEvNS0_12DecodeParamsE")]))
+    if lines:
+        print(f"FAIL: renamed back, still {len(lines)} differences: {lines[:2]}")
+        return 1
+    print(f"sass_snapshot: {len(table)} functions, a copy with 3 edits reported as 3 differences, "
+          "a renamed copy mapped back whole")
     return 0
 
 

@@ -16,10 +16,14 @@ ptxas numbers registers after the order of the compiler's intermediate code, so 
 changes that order can swap register names and nothing else; that shows as a change here, and is
 best avoided by keeping the computations' order (evaluate arguments where the old code did).
 Exit status: 0 when every function is identical, 1 otherwise. Functions are keyed by mangled
-name, so a renamed kernel shows as one removed and one added.
+name, so a renamed kernel shows as one removed and one added. A template parameter added with a
+default renames every instance; --rename REGEX=REPLACEMENT (re.sub on the new names, repeatable)
+maps them back, e.g. for a trailing `bool kMoe = false`:
+  --rename 'ELb0EEEvNS0_12DecodeParamsE$=EEEvNS0_12DecodeParamsE'
 """
 import argparse
 import json
+import re
 import sys
 
 from sass_tools import disassemble, functions, instructions
@@ -48,6 +52,16 @@ def table_of(sass):
             key = f"{name}#{copy}"
         table[key] = text
     return table
+
+
+def renamed(table, rules):
+    """table with each name passed through the (pattern, replacement) rules in turn."""
+    out = {}
+    for name, body in table.items():
+        for pattern, replacement in rules:
+            name = re.sub(pattern, replacement, name)
+        out[name] = body
+    return out
 
 
 def first_difference(before, after):
@@ -80,7 +94,15 @@ def main():
     parser.add_argument("--cuobjdump")
     parser.add_argument("--out", help="save: the snapshot file to write")
     parser.add_argument("--against", help="compare: a snapshot file written by save")
+    parser.add_argument("--rename", action="append", default=[], metavar="REGEX=REPLACEMENT",
+                        help="compare: rewrite the new names before matching them (repeatable)")
     args = parser.parse_args()
+    rules = []
+    for rule in args.rename:
+        pattern, sep, replacement = rule.partition("=")
+        if not sep:
+            parser.error(f"--rename takes REGEX=REPLACEMENT, got {rule!r}")
+        rules.append((pattern, replacement))
     table = snapshot(args.lib, args.cuobjdump)
     if args.action == "save":
         if not args.out:
@@ -93,7 +115,7 @@ def main():
         parser.error("compare needs --against")
     with open(args.against) as f:
         before = json.load(f)
-    lines, compared = compare(before, table)
+    lines, compared = compare(before, renamed(table, rules))
     for line in lines:
         print(line)
     same = compared - sum(1 for line in lines if line.startswith("changed"))
