@@ -6,7 +6,8 @@ file(GLOB SAILFISH_GPU_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/dense/*.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/repack/*.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/decode/*.cu
-  ${CMAKE_CURRENT_SOURCE_DIR}/moe/*.cu
+  ${CMAKE_CURRENT_SOURCE_DIR}/moe/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/moe/device_experts.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/moe/plan_moe.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/prefill/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/prefill/*.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/matmul_nbits/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/matmul_nbits/*.cpp)
 target_sources(sailfish PRIVATE ${SAILFISH_GPU_SOURCES})

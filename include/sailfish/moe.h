@@ -54,6 +54,16 @@ Status validate(const MoeRouting& routing);
 constexpr int kMoeBlockRowChoices[] = {8, 16, 32};
 bool is_supported_moe_block_rows(int block_rows);
 
+// The default block size for `choices` routed rows over `local_experts` experts: the smallest of
+// 8, 16, 32 that holds an expert's average rows (the experts that can get any), else 32. Not yet
+// measured against the other sizes (docs/MOE.md).
+int moe_block_rows_for(int64_t choices, int local_experts);
+
+// The blocks an even routing fills: min(R, E) experts with ceil(R / min(R, E)) rows each, in
+// blocks of block_rows (R choices, E local experts). Plans size the split-K depth by it, since the
+// real count is known only on the device.
+int64_t moe_expected_blocks(int64_t choices, int local_experts, int block_rows);
+
 // The align step's result: the choice rows of local experts, grouped by expert in ascending local
 // order, each group in ascending choice-row order and padded with -1 to a whole number of blocks.
 // Deterministic: it depends on the routing only, never on timing (the GPU align kernel must

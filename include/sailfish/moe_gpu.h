@@ -6,8 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sailfish/moe.h"
+#include "sailfish/packed_format.h"
+#include "sailfish/sailfish.h"
 #include "sailfish/status.h"
 
 namespace sailfish {
@@ -26,11 +31,116 @@ struct DeviceMoeRouting {
 // Writes moe_align's arrays for `routing` into `buffer` at `layout`'s offsets (a layout made for
 // the routing's tokens, top_k and local experts and for block_rows): the same values moe_align
 // computes on the host (choice_slots included), with block_experts -1 and sorted_rows -1 past the
-// blocks made, and the counters (MoeAlignCounter). An invalid choice's slot is -1. A choice whose id lies outside [0, experts), or whose map entry
-// outside [-1, local_experts), is skipped and counted in counters[kMoeInvalidChoices]; nothing is
-// read or written out of bounds. Enqueued on stream: no allocation, no synchronization. One CTA
-// does the work, in time linear in tokens * top_k (built for decode-sized layers).
+// blocks made, and the counters (MoeAlignCounter). An invalid choice's slot is -1. A choice whose
+// id lies outside [0, experts), or whose map entry outside [-1, local_experts), is skipped and
+// counted in counters[kMoeInvalidChoices]; nothing is read or written out of bounds. Enqueued on
+// stream: no allocation, no synchronization. One CTA does the work, in time linear in tokens *
+// top_k (built for decode-sized layers).
 Status moe_align_on_device(const DeviceMoeRouting& routing, const MoeAlignLayout& layout,
                            void* buffer, size_t buffer_bytes, cudaStream_t stream);
+
+// ---- Expert weights ----------------------------------------------------------------------------
+
+// A layer's local experts on the device, stacked: one packed geometry and format for all, expert
+// e's arrays at a fixed stride. Non-owning views; DeviceExpertsStorage owns them.
+struct DeviceExperts {
+  PackedGeometry geometry;  // of one expert
+  int experts = 0;
+  DType scale_dtype = DType::kBF16;
+  ZeroPointKind zero_kind = ZeroPointKind::kNone;
+  const void* codes = nullptr;   // [experts][geometry.code_bytes()]
+  const void* scales = nullptr;  // [experts][scale_rows][n_pad] of scale_dtype
+  // [2][experts][scale_rows][n_pad] u16: every expert's zero shifts, then every expert's folds
+  // (PackedWeight::zero_fold's two planes, each stacked over the experts); null for kNone.
+  const void* zero_fold = nullptr;
+
+  int64_t meta_elements() const { return geometry.scale_rows * geometry.n_pad; }
+};
+
+// Owns the device memory of a DeviceExperts (one cudaMalloc, freed on destruction).
+class DeviceExpertsStorage {
+ public:
+  DeviceExpertsStorage() = default;
+  ~DeviceExpertsStorage();
+  DeviceExpertsStorage(const DeviceExpertsStorage&) = delete;
+  DeviceExpertsStorage& operator=(const DeviceExpertsStorage&) = delete;
+  DeviceExpertsStorage(DeviceExpertsStorage&& other) noexcept;
+  DeviceExpertsStorage& operator=(DeviceExpertsStorage&& other) noexcept;
+
+  // Uploads the local experts' packed weights, in local order (synchronous). All must share
+  // geometry, scale dtype and zero-point kind; act-order weights are refused (UNSUPPORTED: each
+  // expert would permute the activations its own way).
+  static Status upload(const std::vector<PackedWeight>& experts, DeviceExpertsStorage* out);
+  // Copies expert e back (synchronous): codes, scales and zero_fold, as DeviceWeightStorage does.
+  Status download(int expert, PackedWeight* host) const;
+
+  const DeviceExperts& view() const { return view_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void release();
+  DeviceExperts view_;
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// ---- Plan and run ------------------------------------------------------------------------------
+
+// One MoE GEMM (include/sailfish/moe.h): routing sizes, the experts' format, the GEMM's form.
+struct MoeProblem {
+  int64_t tokens = 0;
+  int top_k = 0;
+  int experts = 0;        // global
+  int local_experts = 0;  // this rank's: the DeviceExperts' count
+  PackedGeometry geometry;
+  DType scale_dtype = DType::kBF16;
+  ZeroPointKind zero_kind = ZeroPointKind::kNone;
+  DType act_dtype = DType::kBF16;  // activations and output; must equal scale_dtype
+  MoeGemm gemm;
+  bool has_bias = false;  // bias [local_experts][n] of act_dtype
+
+  static MoeProblem for_experts(const DeviceExperts& experts, int64_t tokens, int top_k,
+                                int global_experts, const MoeGemm& gemm, DType act_dtype,
+                                bool has_bias);
+};
+
+struct MoeOptions {
+  std::optional<int> block_rows;  // 8, 16 or 32 (default: moe_block_rows_for)
+  std::optional<int64_t> splits;  // split-K depth of the expert GEMM, 1 to 8 (default: planned)
+};
+
+// How plan_moe runs the layer (docs/MOE.md): the align step, a gather of the blocks' activation
+// rows, the decode tier's warp-split kernel with one sorted block a CTA on its expert's weight
+// (gemm: a decode plan, DecodePlan::moe), and a combine step that applies the router weights and
+// the bias and writes Y (summing a token's choices in choice order for MoeOutput::kTokenSum).
+// Every step is deterministic: the GEMM's split CTAs add through a cluster in split order.
+struct MoePlan {
+  MoeProblem problem;
+  int block_rows = 0;
+  MoeAlignLayout align;
+  Plan gemm;                   // problem.m = align.max_blocks * block_rows rows
+  size_t align_offset = 0;     // workspace offsets (bytes)
+  size_t gathered_offset = 0;  // [gemm rows][k_pad] act_dtype: the blocks' activation rows
+  size_t products_offset = 0;  // [gemm rows][n] act_dtype: the expert GEMM's output
+  size_t workspace_bytes = 0;
+  std::string reason;
+};
+
+// Pure host work (device attributes and occupancy queries; no launch, no allocation). device: a
+// CUDA ordinal, or -1 for the current device.
+Status plan_moe(const MoeProblem& problem, int device, const MoeOptions& options, MoePlan* out);
+
+struct MoeRunArgs {
+  DeviceMoeRouting routing;    // sizes must match the plan's problem
+  const void* a = nullptr;     // [gemm.input_rows][k] act_dtype
+  const void* bias = nullptr;  // [local_experts][n] act_dtype, or null (as planned)
+  void* y = nullptr;           // [gemm.output_rows][n] act_dtype
+  const DeviceExperts* experts = nullptr;
+};
+
+// Enqueues the layer's steps on stream: no allocation, no synchronization, safe to capture in a
+// CUDA graph. workspace: workspace_bytes of device memory, 256-byte aligned.
+Status run_moe(const MoePlan& plan, const MoeRunArgs& args, void* workspace, size_t workspace_bytes,
+               cudaStream_t stream);
 
 }  // namespace sailfish

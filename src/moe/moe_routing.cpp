@@ -70,6 +70,23 @@ bool is_supported_moe_block_rows(int block_rows) {
          std::end(kMoeBlockRowChoices);
 }
 
+int moe_block_rows_for(int64_t choices, int local_experts) {
+  if (choices <= 0 || local_experts <= 0) return kMoeBlockRowChoices[0];
+  const int64_t filled = std::min<int64_t>(choices, local_experts);
+  const int64_t rows = (choices + filled - 1) / filled;
+  for (int block_rows : kMoeBlockRowChoices) {
+    if (rows <= block_rows) return block_rows;
+  }
+  return std::end(kMoeBlockRowChoices)[-1];
+}
+
+int64_t moe_expected_blocks(int64_t choices, int local_experts, int block_rows) {
+  if (choices <= 0 || local_experts <= 0 || block_rows <= 0) return 0;
+  const int64_t filled = std::min<int64_t>(choices, local_experts);
+  const int64_t rows = (choices + filled - 1) / filled;
+  return filled * ((rows + block_rows - 1) / block_rows);
+}
+
 int64_t moe_max_blocks(int64_t tokens, int top_k, int local_experts, int block_rows) {
   if (tokens <= 0 || top_k <= 0 || local_experts <= 0 || block_rows <= 0) return 0;
   const int64_t rows = tokens * top_k;

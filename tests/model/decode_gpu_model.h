@@ -31,7 +31,8 @@ struct DecodeGpuModel {
   // the device held 64 but not 80 and this counts 84 (no layout under either rule fits both).
   std::vector<int> gpc_sms = {18, 18, 18, 16, 16, 16, 16, 14};
   // Registers a thread by kernel instance, as check_loop_budget.py names them:
-  // "decode_warp_split_kernel<bf16,4,1,0,4,0,4>", "decode_kernel<bf16,4,1>".
+  // "decode_warp_split_kernel<bf16,4,1,0,4,0,4,0>" (the last flag: the MoE instance),
+  // "decode_kernel<bf16,4,1>".
   std::map<std::string, int> registers;
 
   // Reads the registers from the JSON table; an empty map where the file cannot be read.

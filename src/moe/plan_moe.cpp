@@ -1,0 +1,185 @@
+// plan_moe: the align layout, the expert GEMM's decode plan (the warp-split kernel's MoE instance,
+// one sorted block a CTA) and the workspace (docs/MOE.md).
+#include "moe/plan_moe.h"
+
+#include <algorithm>
+
+#include "common/cuda_check.h"
+#include "common/host_math.h"
+#include "decode/config.h"
+
+namespace sailfish {
+namespace moe {
+
+using ::sailfish::detail::align_up;
+
+Problem gemm_problem(const MoeProblem& problem, int64_t rows) {
+  Problem p;
+  p.m = rows;
+  p.geometry = problem.geometry;
+  p.scale_dtype = problem.scale_dtype;
+  p.zero_kind = problem.zero_kind;
+  p.act_order = false;
+  p.act_dtype = problem.act_dtype;
+  p.has_bias = false;
+  return p;
+}
+
+Status validate(const MoeProblem& p) {
+  if (p.tokens < 0 || p.top_k < 1 || p.experts < 1 || p.top_k > p.experts) {
+    return invalid_argument("MoE problem: tokens ", p.tokens, ", top_k ", p.top_k, ", experts ",
+                            p.experts, "; need tokens >= 0 and 1 <= top_k <= experts");
+  }
+  if (p.local_experts < 1 || p.local_experts > p.experts) {
+    return invalid_argument("MoE problem: ", p.local_experts, " local experts of ", p.experts,
+                            "; a rank holds 1 to all of them");
+  }
+  PackedGeometry check;
+  SF_RETURN_IF_ERROR(PackedGeometry::make(p.geometry.n, p.geometry.k, p.geometry.bits,
+                                          p.geometry.group_size, &check));
+  if (check.n_pad != p.geometry.n_pad || check.k_pad != p.geometry.k_pad ||
+      check.scale_rows != p.geometry.scale_rows) {
+    return invalid_argument("MoE problem: the geometry is not PackedGeometry::make's for ",
+                            p.geometry.n, " x ", p.geometry.k);
+  }
+  if (p.act_dtype != DType::kF16 && p.act_dtype != DType::kBF16) {
+    return invalid_argument("MoE problem: activations are ", dtype_name(p.act_dtype),
+                            "; accepted: fp16, bf16");
+  }
+  if (p.scale_dtype != p.act_dtype) {
+    return invalid_argument("MoE problem: ", dtype_name(p.scale_dtype), " scales with ",
+                            dtype_name(p.act_dtype),
+                            " activations; the experts must be packed for the activation type");
+  }
+  return Status();
+}
+
+Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int device, int sm_count,
+                const MoeOptions& options, MoePlan* out) {
+  if (out == nullptr) return invalid_argument("plan_moe: out is null");
+  SF_RETURN_IF_ERROR(validate(problem));
+  const int64_t choices = problem.tokens * problem.top_k;
+  const int block_rows =
+      options.block_rows.value_or(moe_block_rows_for(choices, problem.local_experts));
+  if (!is_supported_moe_block_rows(block_rows)) {
+    return invalid_argument("plan_moe: block_rows is ", block_rows, "; accepted: 8, 16 or 32");
+  }
+  if (options.splits.has_value() &&
+      (*options.splits < 1 || *options.splits > decode::kMaxClusterSplits)) {
+    return invalid_argument("plan_moe: splits is ", *options.splits, "; accepted: 1 to ",
+                            decode::kMaxClusterSplits);
+  }
+  MoePlan plan;
+  plan.problem = problem;
+  plan.block_rows = block_rows;
+  SF_RETURN_IF_ERROR(MoeAlignLayout::make(problem.tokens, problem.top_k, problem.local_experts,
+                                          block_rows, &plan.align));
+  constexpr int64_t kMaxGridZ = 65535;
+  if (plan.align.max_blocks > kMaxGridZ) {
+    return unsupported("plan_moe: up to ", plan.align.max_blocks, " blocks of ", block_rows,
+                       " rows; the expert GEMM's grid takes at most ", kMaxGridZ,
+                       " (fewer tokens a call, or larger blocks)");
+  }
+  const PackedGeometry& g = problem.geometry;
+  const int64_t rows = plan.align.max_blocks * block_rows;
+
+  Plan& gemm = plan.gemm;
+  gemm.problem = gemm_problem(problem, rows);
+  gemm.tier = Tier::kDecode;
+  gemm.deterministic = true;
+  gemm.atomic_epilogue = false;
+  gemm.programmatic_dependent_launch = false;  // the kernel reads the align step's output first
+  gemm.device = device;
+  gemm.sm_count = sm_count;
+  DecodePlan& d = gemm.decode;
+  d.moe = true;
+  d.warp_split = true;
+  d.warps = decode::kWarpSplitWarps;
+  d.token_tiles = block_rows / decode::kTokensPerTile;
+  d.m_groups = static_cast<int>(plan.align.max_blocks);
+  d.act_rows = block_rows;
+  d.warp_stage_bytes = decode::warp_split_stage_bytes(
+      g.bits, block_rows, decode::meta_rows_for(::sailfish::detail::group_shift(g)),
+      problem.zero_kind != ZeroPointKind::kNone);
+  d.warp_stages = decode::kStages;
+  d.shared_bytes = d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
+  int ctas_per_sm = 0;
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &ctas_per_sm));
+  if (ctas_per_sm < 1) {
+    return internal_error("plan_moe: the MoE kernel does not fit on an SM (", d.token_tiles,
+                          " token tiles, ", d.shared_bytes, " bytes of shared memory)");
+  }
+  // Split K over the blocks an even routing fills (the real count is known on the device only),
+  // at most the cluster epilogue's 8 ranks, and only as deep as clusters of that size are resident.
+  const int64_t expected = std::min(
+      plan.align.max_blocks, moe_expected_blocks(choices, problem.local_experts, block_rows));
+  int splits = static_cast<int>(options.splits.value_or(decode::warp_split_count(
+      g.n_blocks, std::max<int64_t>(expected, 1), g.k_blocks, sm_count, ctas_per_sm)));
+  splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
+  if (q.compute_major < 9) splits = 1;
+  int clusters = 0;
+  while (splits > 1) {
+    SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
+    if (clusters >= 1) break;
+    --splits;
+  }
+  d.splits = splits;
+  d.epilogue = static_cast<int>(splits > 1 ? decode::Epilogue::kCluster : decode::Epilogue::kStore);
+  d.resident_ctas = ctas_per_sm;
+
+  const size_t act_bytes = dtype_bytes(problem.act_dtype);
+  plan.align_offset = 0;
+  plan.gathered_offset = align_up(plan.align.bytes, 256);
+  plan.products_offset =
+      align_up(plan.gathered_offset + static_cast<size_t>(rows * g.k_pad) * act_bytes, 256);
+  plan.workspace_bytes =
+      align_up(plan.products_offset + static_cast<size_t>(rows * g.n) * act_bytes, 256);
+  plan.reason =
+      ::sailfish::detail::concat("moe: blocks of ", block_rows, " rows (",
+                                 options.block_rows ? "forced" : "average rows an expert",
+                                 "), up to ", plan.align.max_blocks, " blocks, ", splits, " split",
+                                 splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm, " CTAs an SM");
+  *out = std::move(plan);
+  return Status();
+}
+
+}  // namespace moe
+
+MoeProblem MoeProblem::for_experts(const DeviceExperts& experts, int64_t tokens, int top_k,
+                                   int global_experts, const MoeGemm& gemm, DType act_dtype,
+                                   bool has_bias) {
+  MoeProblem p;
+  p.tokens = tokens;
+  p.top_k = top_k;
+  p.experts = global_experts;
+  p.local_experts = experts.experts;
+  p.geometry = experts.geometry;
+  p.scale_dtype = experts.scale_dtype;
+  p.zero_kind = experts.zero_kind;
+  p.act_dtype = act_dtype;
+  p.gemm = gemm;
+  p.has_bias = has_bias;
+  return p;
+}
+
+Status plan_moe(const MoeProblem& problem, int device, const MoeOptions& options, MoePlan* out) {
+  int current = 0;
+  SF_CUDA_CHECK(cudaGetDevice(&current));
+  if (device < 0) device = current;
+  int sm_count = 0;
+  SF_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  SF_CUDA_CHECK(cudaSetDevice(device));  // the occupancy queries read the current device
+  const Status planned = [&]() -> Status {
+    SF_RETURN_IF_ERROR(moe::validate(problem));
+    // The queries keep a reference to the problem they answer for: the GEMM's, at the plan's
+    // rows (the instance depends on the format only, so the rows need not be exact here).
+    const Problem gemm = moe::gemm_problem(problem, 1);
+    decode::DeviceQueries q;
+    SF_RETURN_IF_ERROR(decode::cuda_device_queries(gemm, device, &q));
+    return moe::plan_moe(problem, q, device, sm_count, options, out);
+  }();
+  SF_CUDA_CHECK(cudaSetDevice(current));
+  return planned;
+}
+
+}  // namespace sailfish

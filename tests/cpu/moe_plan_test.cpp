@@ -1,0 +1,268 @@
+// plan_moe (src/moe/plan_moe.h) on the CPU model of the H200 (tests/model): the MoE layers of
+// public models at decode and prefill batch sizes, and random ones, get plans the launcher can
+// run (the MoE kernel instance, a grid CUDA takes, a split depth the cluster epilogue holds,
+// shared memory that holds the stages, a workspace whose slabs hold what each step writes and do
+// not overlap); malformed problems are refused with the reason.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "decode/config.h"
+#include "decode_gpu_model.h"
+#include "moe/plan_moe.h"
+#include "random_problems.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+using test::DecodeGpuModel;
+using testing::uniform;
+
+MoeProblem moe_problem(int64_t tokens, int top_k, int experts, int local, int64_t n, int64_t k,
+                       int bits, ZeroPointKind zero, DType dtype, const MoeGemm& gemm) {
+  MoeProblem p;
+  p.tokens = tokens;
+  p.top_k = top_k;
+  p.experts = experts;
+  p.local_experts = local;
+  EXPECT_TRUE(PackedGeometry::make(n, k, bits, 128, &p.geometry).ok());
+  p.zero_kind = zero;
+  p.scale_dtype = p.act_dtype = dtype;
+  p.gemm = gemm;
+  return p;
+}
+
+// Plans on the model: the queries answer for the GEMM's decode problem.
+Status plan_on_model(const DecodeGpuModel& model, const MoeProblem& p, const MoeOptions& options,
+                     MoePlan* out) {
+  const Problem gemm = moe::gemm_problem(p, 1);
+  return moe::plan_moe(p, model.queries(gemm), 0, model.sm_count, options, out);
+}
+
+// The first launch condition plan breaks, or "".
+std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
+  const MoeProblem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  const DecodePlan& d = plan.gemm.decode;
+  if (!d.moe || !d.warp_split || d.warps != decode::kWarpSplitWarps) return "MoE instance";
+  if (plan.gemm.programmatic_dependent_launch) return "programmatic dependent launch";
+  if (!is_supported_moe_block_rows(plan.block_rows)) return "block rows";
+  if (d.token_tiles * decode::kTokensPerTile != plan.block_rows) return "token tiles";
+  if (plan.align.max_blocks !=
+      moe_max_blocks(p.tokens, p.top_k, p.local_experts, plan.block_rows)) {
+    return "align layout";
+  }
+  if (d.m_groups != plan.align.max_blocks || d.m_groups > 65535) return "grid z";
+  if (plan.gemm.problem.m != plan.align.max_blocks * plan.block_rows) return "GEMM rows";
+  if (d.splits < 1 || d.splits > decode::kMaxClusterSplits || d.splits > g.k_blocks) {
+    return "split depth";
+  }
+  const auto epilogue = static_cast<decode::Epilogue>(d.epilogue);
+  if ((d.splits == 1) != (epilogue == decode::Epilogue::kStore)) return "store without splits";
+  if (d.splits > 1 && epilogue != decode::Epilogue::kCluster) return "splits off the cluster";
+  if (d.cluster_push || d.stream_k_strips != 0 || d.spread_ctas != 0) return "split grid only";
+  if (d.warp_stages != decode::kStages || d.act_rows != plan.block_rows) return "stages";
+  if (d.shared_bytes <
+          d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages) ||
+      d.shared_bytes > model.max_dynamic_smem) {
+    return "shared memory";
+  }
+  if (d.resident_ctas < 1) return "no CTA fits an SM";
+  if (d.splits > 1) {
+    int clusters = 0;
+    if (!model.max_clusters(plan.gemm.problem, d, d.splits, &clusters).ok() || clusters < 1) {
+      return "clusters not resident";
+    }
+  }
+  const size_t rows = static_cast<size_t>(plan.gemm.problem.m);
+  const size_t act = dtype_bytes(p.act_dtype);
+  if (plan.align_offset % 256 || plan.gathered_offset % 256 || plan.products_offset % 256) {
+    return "workspace alignment";
+  }
+  if (plan.gathered_offset < plan.align_offset + plan.align.bytes ||
+      plan.products_offset < plan.gathered_offset + rows * g.k_pad * act ||
+      plan.workspace_bytes < plan.products_offset + rows * g.n * act) {
+    return "workspace slabs overlap or fall short";
+  }
+  return "";
+}
+
+struct Layer {
+  const char* name;
+  int experts, top_k;
+  int64_t hidden, intermediate;
+};
+// Public MoE models' expert shapes: gate_up is [2 * intermediate] x hidden, down hidden x
+// intermediate.
+constexpr Layer kLayers[] = {
+    {"qwen3-30b-a3b", 128, 8, 2048, 768}, {"mixtral-8x7b", 8, 2, 4096, 14336},
+    {"deepseek-v3", 256, 8, 7168, 2048},  {"gpt-oss-120b", 128, 4, 2880, 2880},
+    {"qwen1.5-moe", 60, 4, 2048, 1408},
+};
+
+TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizes) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  ASSERT_FALSE(model.registers.empty());
+  for (const Layer& layer : kLayers) {
+    for (int64_t tokens : {1, 2, 8, 16, 64, 256, 2048}) {
+      for (int bits : {4, 8}) {
+        const MoeProblem gate =
+            moe_problem(tokens, layer.top_k, layer.experts, layer.experts, 2 * layer.intermediate,
+                        layer.hidden, bits, ZeroPointKind::kNone, DType::kBF16,
+                        {MoeInput::kToken, MoeOutput::kChoice, false});
+        MoeProblem down = gate;
+        ASSERT_TRUE(
+            PackedGeometry::make(layer.hidden, layer.intermediate, bits, 128, &down.geometry).ok());
+        down.gemm = {MoeInput::kChoice, MoeOutput::kTokenSum, true};
+        for (const MoeProblem* p : {&gate, static_cast<const MoeProblem*>(&down)}) {
+          MoePlan plan;
+          const std::string what = std::string(layer.name) + ", tokens " + std::to_string(tokens) +
+                                   ", int" + std::to_string(bits) +
+                                   (p == &gate ? ", gate_up" : ", down");
+          const Status st = plan_on_model(model, *p, {}, &plan);
+          ASSERT_TRUE(st.ok()) << what << ": " << st.to_string();
+          EXPECT_EQ(broken_condition(plan, model), "") << what << ": " << plan.reason;
+        }
+      }
+    }
+  }
+}
+
+TEST(MoePlan, DefaultBlockRowsFollowTheRowsAnExpert) {
+  EXPECT_EQ(moe_block_rows_for(0, 8), 8);
+  EXPECT_EQ(moe_block_rows_for(8, 128), 8);  // one token, top 8 of 128: a row an expert
+  EXPECT_EQ(moe_block_rows_for(64, 8), 8);   // 8 rows an expert
+  EXPECT_EQ(moe_block_rows_for(65, 8), 16);
+  EXPECT_EQ(moe_block_rows_for(256, 8), 32);
+  EXPECT_EQ(moe_block_rows_for(100000, 8), 32);  // past 32 rows an expert: still 32
+  EXPECT_EQ(moe_expected_blocks(8, 128, 8), 8);
+  EXPECT_EQ(moe_expected_blocks(64, 8, 8), 8);
+  EXPECT_EQ(moe_expected_blocks(65, 8, 16), 8);
+  EXPECT_EQ(moe_expected_blocks(256, 8, 16), 16);
+  EXPECT_EQ(moe_expected_blocks(0, 8, 16), 0);
+}
+
+TEST(MoePlan, RandomProblemsGetPlansTheLauncherCanRun) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  ASSERT_FALSE(model.registers.empty());
+  std::mt19937_64 rng(testing::test_seed());
+  int planned = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const int experts = static_cast<int>(uniform(rng, 1, 300));
+    const int top_k = static_cast<int>(uniform(rng, 1, std::min(experts, 10)));
+    const int local = static_cast<int>(uniform(rng, 1, experts));
+    const MoeProblem p = moe_problem(
+        uniform(rng, 0, 3000), top_k, experts, local, testing::random_dimension(rng),
+        testing::random_dimension(rng), uniform(rng, 0, 1) ? 4 : 8,
+        uniform(rng, 0, 1) ? ZeroPointKind::kNone : ZeroPointKind::kInteger,
+        uniform(rng, 0, 1) ? DType::kF16 : DType::kBF16,
+        {uniform(rng, 0, 1) ? MoeInput::kToken : MoeInput::kChoice,
+         uniform(rng, 0, 1) ? MoeOutput::kChoice : MoeOutput::kTokenSum, uniform(rng, 0, 1) == 1});
+    MoeOptions options;
+    if (uniform(rng, 0, 3) == 0) options.block_rows = kMoeBlockRowChoices[uniform(rng, 0, 2)];
+    if (uniform(rng, 0, 3) == 0) options.splits = uniform(rng, 1, 8);
+    MoePlan plan;
+    const std::string what = "trial " + std::to_string(trial) + ": tokens " +
+                             std::to_string(p.tokens) + ", top " + std::to_string(top_k) + " of " +
+                             std::to_string(experts) + ", " + std::to_string(p.geometry.n) + " x " +
+                             std::to_string(p.geometry.k);
+    const Status st = plan_on_model(model, p, options, &plan);
+    if (!st.ok()) {
+      // Only a grid past 65535 blocks may be refused.
+      EXPECT_EQ(st.code(), StatusCode::kUnsupported) << what << ": " << st.to_string();
+      EXPECT_NE(st.message().find("65535"), std::string::npos) << what << ": " << st.message();
+      continue;
+    }
+    ++planned;
+    EXPECT_EQ(broken_condition(plan, model), "") << what << ": " << plan.reason;
+  }
+  EXPECT_GT(planned, 1000);
+}
+
+// A device whose clusters hold at most two CTAs: a deeper split shrinks to what is resident; a
+// device without clusters (before sm_90) takes no split.
+TEST(MoePlan, SplitsShrinkToClustersTheDeviceHolds) {
+  const MoeProblem p = moe_problem(1, 2, 8, 8, 256, 4096, 4, ZeroPointKind::kNone, DType::kBF16,
+                                   {MoeInput::kChoice, MoeOutput::kTokenSum, true});
+  decode::DeviceQueries q;
+  q.compute_major = 9;
+  q.smem_per_sm = 233472;
+  q.reserved_smem_per_block = 1024;
+  std::vector<int> asked;
+  q.ctas_per_sm = [](const DecodePlan& d, int* ctas) {
+    *ctas = d.moe ? 2 : 0;  // only the MoE instance is asked for
+    return Status();
+  };
+  q.max_clusters = [&asked](const DecodePlan& d, int size, int* clusters) {
+    asked.push_back(size);
+    *clusters = d.moe && size <= 2 ? 16 : 0;
+    return Status();
+  };
+  MoeOptions six;
+  six.splits = 6;
+  MoePlan plan;
+  ASSERT_TRUE(moe::plan_moe(p, q, 0, 132, six, &plan).ok());
+  EXPECT_EQ(plan.gemm.decode.splits, 2);
+  EXPECT_EQ(plan.gemm.decode.epilogue, static_cast<int>(decode::Epilogue::kCluster));
+  EXPECT_EQ(asked, (std::vector<int>{6, 5, 4, 3, 2}));
+  q.compute_major = 8;
+  ASSERT_TRUE(moe::plan_moe(p, q, 0, 132, six, &plan).ok());
+  EXPECT_EQ(plan.gemm.decode.splits, 1);
+  EXPECT_EQ(plan.gemm.decode.epilogue, static_cast<int>(decode::Epilogue::kStore));
+}
+
+TEST(MoePlan, MalformedProblemsAreRefusedWithTheReason) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  const MoeGemm gemm;
+  const MoeProblem good =
+      moe_problem(4, 2, 8, 8, 256, 256, 4, ZeroPointKind::kNone, DType::kBF16, gemm);
+  MoePlan plan;
+  ASSERT_TRUE(plan_on_model(model, good, {}, &plan).ok());
+  struct Case {
+    const char* what;
+    MoeProblem problem;
+    MoeOptions options;
+    const char* message;
+  };
+  MoeProblem top_k = good;
+  top_k.top_k = 9;
+  MoeProblem local = good;
+  local.local_experts = 9;
+  MoeProblem dtype = good;
+  dtype.scale_dtype = DType::kF16;
+  MoeProblem f32 = good;
+  f32.act_dtype = f32.scale_dtype = DType::kF32;
+  MoeProblem geometry = good;
+  geometry.geometry.n_pad = 64;
+  MoeOptions block;
+  block.block_rows = 64;
+  MoeOptions splits;
+  splits.splits = 9;
+  MoeProblem huge = good;  // 65536 blocks and more
+  huge.tokens = 70000;
+  huge.top_k = 8;
+  huge.experts = huge.local_experts = 8;
+  MoeOptions eight;
+  eight.block_rows = 8;
+  const Case cases[] = {
+      {"top_k above experts", top_k, {}, "1 <= top_k <= experts"},
+      {"more local experts than experts", local, {}, "9 local experts of 8"},
+      {"scales of another type", dtype, {}, "packed for the activation type"},
+      {"fp32 activations", f32, {}, "accepted: fp16, bf16"},
+      {"geometry not made", geometry, {}, "not PackedGeometry::make's"},
+      {"block rows 64", good, block, "block_rows is 64; accepted: 8, 16 or 32"},
+      {"splits 9", good, splits, "splits is 9; accepted: 1 to 8"},
+      {"too many blocks", huge, eight, "at most 65535"},
+  };
+  for (const Case& c : cases) {
+    const Status st = plan_on_model(model, c.problem, c.options, &plan);
+    EXPECT_FALSE(st.ok()) << c.what;
+    EXPECT_NE(st.message().find(c.message), std::string::npos) << c.what << ": " << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace sailfish
