@@ -3,7 +3,8 @@
 # Logs and JSON go to $OUT (or out/); the last lines printed are a short summary.
 #   scripts/device_round.sh build tests dequant decode-sweep dense-large bench-default
 # (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
-# spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says.)
+# spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
+# memcheck on them, and sailfish_moe_bench.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -193,6 +194,20 @@ for stage in "$@"; do
       python3 "$root/tests/oracle/test_matmul_nbits_gpu.py" --lib "$build/src/libsailfish_c.so" \
         > "$out/conformance.log" 2>&1
       note "matmul_nbits conformance: rc=$? $(tail -1 "$out/conformance.log")" ;;
+    moe)
+      # MoE (docs/MOE.md): its GPU tests, under compute-sanitizer's memcheck at one token tile
+      # size, then the MoE bench (int4, then int8 at one and eight tokens).
+      "$build/tests/sailfish_gpu_tests" --gtest_brief=1 --gtest_filter='Moe*' > "$out/moe_tests.log" 2>&1
+      note "moe tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/moe_tests.log" | head -3 | tr '\n' ' ')"
+      grep -E "Failure" -A3 "$out/moe_tests.log" | head -30
+      compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/sailfish_gpu_tests" \
+        --gtest_brief=1 --gtest_filter='MoeAlignGpu.*:MoeGemmGpu.DecodeLayersInBothProjections' \
+        > "$out/moe_memcheck.log" 2>&1
+      note "moe memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$out/moe_memcheck.log" | head -1)"
+      "$build/bench/sailfish_moe_bench" > "$out/moe_bench.log" 2>&1
+      note "moe bench int4: rc=$?"; cat "$out/moe_bench.log" | tee -a "$summary"
+      "$build/bench/sailfish_moe_bench" --int8 --tokens 1,8 > "$out/moe_bench_int8.log" 2>&1
+      note "moe bench int8: rc=$?"; cat "$out/moe_bench_int8.log" | tee -a "$summary" ;;
     dequant)
       "$build/bench/sailfish_dequant_bench" > "$out/dequant.log" 2>&1
       note "dequant bench: rc=$?"; cat "$out/dequant.log" | tee -a "$summary" ;;

@@ -1,0 +1,282 @@
+// sailfish_moe_bench: MoE expert GEMMs (plan_moe / run_moe, docs/MOE.md) on public models' layer
+// shapes, timed as DESIGN.md says: cold weights (expert sets rotated over enough copies to exceed
+// 3x the L2), CUDA graphs of many calls, the median of timed replays. Beside each row, the floor:
+// the floor kernel streaming the bytes of the experts the routing touches (bench/stream_read.h),
+// launched the same way; and the roofline, those bytes over the streaming-read bandwidth measured
+// in the same run. Routing is drawn uniformly (distinct experts per token) from a fixed seed.
+//
+//   sailfish_moe_bench [--tokens 1,8,64] [--layers qwen3-30b-a3b,mixtral-8x7b] [--int8]
+//                      [--launches 20] [--replays 15]
+//
+// Exit status: 0 every row ran; 1 an error; 2 no CUDA device.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device_buffer.h"
+#include "graph_timer.h"
+#include "random_fill.h"
+#include "read_bandwidth.h"
+#include "sailfish/moe_gpu.h"
+#include "stream_read.h"
+
+namespace sailfish::bench {
+namespace {
+
+struct Layer {
+  const char* name;
+  int experts, top_k;
+  int64_t hidden, intermediate;
+};
+// gate_up: [2 * intermediate] x hidden per expert; down: hidden x intermediate.
+constexpr Layer kLayers[] = {
+    {"qwen3-30b-a3b", 128, 8, 2048, 768}, {"mixtral-8x7b", 8, 2, 4096, 14336},
+    {"deepseek-v3", 256, 8, 7168, 2048},  {"gpt-oss-120b", 128, 4, 2880, 2880},
+    {"qwen1.5-moe", 60, 4, 2048, 1408},
+};
+
+struct Args {
+  std::vector<int64_t> tokens = {1, 8, 64};
+  std::vector<std::string> layers = {"qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"};
+  int bits = 4;
+  int launches = 20, replays = 15;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+bool parse(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--tokens" && has_value) {
+      a->tokens.clear();
+      for (const std::string& t : split(argv[++i])) a->tokens.push_back(std::atoll(t.c_str()));
+    } else if (arg == "--layers" && has_value) {
+      a->layers = split(argv[++i]);
+    } else if (arg == "--int8") {
+      a->bits = 8;
+    } else if (arg == "--launches" && has_value) {
+      a->launches = std::atoi(argv[++i]);
+    } else if (arg == "--replays" && has_value) {
+      a->replays = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "unknown or incomplete argument '%s' (see the file's header)\n",
+                   arg.c_str());
+      return false;
+    }
+  }
+  for (int64_t t : a->tokens) {
+    if (t < 1) return std::fprintf(stderr, "--tokens takes positive counts\n"), false;
+  }
+  if (a->launches < 1 || a->replays < 1) {
+    return std::fprintf(stderr, "--launches and --replays take positive counts\n"), false;
+  }
+  return true;
+}
+
+// Random experts straight on the device: codes, scales (small, so sums stay finite), no zero
+// points. `copies` expert sets back to back for the cold-weight rotation.
+struct ExpertCopies {
+  DeviceBuffer buffer;
+  std::vector<DeviceExperts> views;
+  size_t set_bytes = 0;     // codes + scales of one set
+  size_t expert_bytes = 0;  // codes + scales of one expert
+};
+
+Status make_experts(const PackedGeometry& g, int experts, int copies, DType dtype, uint64_t seed,
+                    cudaStream_t stream, ExpertCopies* out) {
+  const size_t codes = static_cast<size_t>(g.code_bytes()) * experts;
+  const size_t scales = static_cast<size_t>(g.scale_rows * g.n_pad) * 2 * experts;
+  const size_t set = (codes + scales + 255) / 256 * 256;
+  SF_RETURN_IF_ERROR(out->buffer.allocate(set * copies));
+  out->set_bytes = codes + scales;
+  out->expert_bytes = out->set_bytes / experts;
+  out->views.clear();
+  for (int c = 0; c < copies; ++c) {
+    char* base = out->buffer.as<char>() + c * set;
+    SF_RETURN_IF_ERROR(fill_random_bytes(base, codes, derive_seed(seed, c, 1), stream));
+    SF_RETURN_IF_ERROR(fill_random_values(base + codes, static_cast<int64_t>(scales / 2), dtype,
+                                          0.01f, derive_seed(seed, c, 2), stream));
+    DeviceExperts v;
+    v.geometry = g;
+    v.experts = experts;
+    v.scale_dtype = dtype;
+    v.zero_kind = ZeroPointKind::kNone;
+    v.codes = base;
+    v.scales = base + codes;
+    out->views.push_back(v);
+  }
+  return Status();
+}
+
+struct Row {
+  std::string layer, projection;
+  int64_t tokens = 0;
+  int touched = 0;  // distinct experts the routing picked
+  double us = 0, floor_us = 0, roof_us = 0;
+  std::string plan;
+};
+
+Status run_row(const Layer& layer, bool gate_up, int64_t tokens, const Args& args,
+               const StreamReader& reader, double read_tbps, cudaStream_t stream, Row* row) {
+  const DType dtype = DType::kBF16;
+  PackedGeometry g;
+  SF_RETURN_IF_ERROR(
+      gate_up ? PackedGeometry::make(2 * layer.intermediate, layer.hidden, args.bits, 128, &g)
+              : PackedGeometry::make(layer.hidden, layer.intermediate, args.bits, 128, &g));
+  const uint64_t seed = derive_seed(0x5EED, static_cast<uint64_t>(layer.experts), tokens, gate_up);
+  // Routing: distinct experts per token, uniform.
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+  std::set<int32_t> touched;
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::vector<int32_t> order(static_cast<size_t>(layer.experts));
+    for (int e = 0; e < layer.experts; ++e) order[static_cast<size_t>(e)] = e;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int j = 0; j < layer.top_k; ++j) {
+      ids.push_back(order[static_cast<size_t>(j)]);
+      touched.insert(order[static_cast<size_t>(j)]);
+      weights.push_back(1.0f / layer.top_k);
+    }
+  }
+  // Cold weights: enough expert sets to exceed 3x a 60 MB L2, at most 8.
+  const size_t set_bytes = static_cast<size_t>(g.code_bytes() + g.scale_rows * g.n_pad * 2) *
+                           static_cast<size_t>(layer.experts);
+  const int copies = static_cast<int>(
+      std::min<size_t>(8, (size_t(180) << 20) / std::max<size_t>(set_bytes, 1) + 1));
+  ExpertCopies experts;
+  SF_RETURN_IF_ERROR(make_experts(g, layer.experts, copies, dtype, seed, stream, &experts));
+
+  const MoeGemm gemm = gate_up ? MoeGemm{MoeInput::kToken, MoeOutput::kChoice, false}
+                               : MoeGemm{MoeInput::kChoice, MoeOutput::kTokenSum, true};
+  const MoeProblem problem = MoeProblem::for_experts(experts.views[0], tokens, layer.top_k,
+                                                     layer.experts, gemm, dtype, false);
+  MoePlan plan;
+  SF_RETURN_IF_ERROR(plan_moe(problem, -1, MoeOptions{}, &plan));
+  const int64_t in_rows = gemm.input_rows(MoeRouting{tokens, layer.top_k, layer.experts});
+  const int64_t out_rows = gemm.output_rows(MoeRouting{tokens, layer.top_k, layer.experts});
+  DeviceBuffer d_ids, d_weights, d_a, d_y, d_ws;
+  SF_RETURN_IF_ERROR(d_ids.allocate(ids.size() * 4));
+  SF_RETURN_IF_ERROR(d_weights.allocate(weights.size() * 4));
+  SF_RETURN_IF_ERROR(d_a.allocate(static_cast<size_t>(in_rows * g.k) * 2));
+  SF_RETURN_IF_ERROR(d_y.allocate(static_cast<size_t>(out_rows * g.n) * 2));
+  SF_RETURN_IF_ERROR(d_ws.allocate(std::max<size_t>(plan.workspace_bytes, 256)));
+  SF_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+  SF_CUDA_CHECK(
+      cudaMemcpy(d_weights.get(), weights.data(), weights.size() * 4, cudaMemcpyHostToDevice));
+  SF_RETURN_IF_ERROR(
+      fill_random_values(d_a.get(), in_rows * g.k, dtype, 1.0f, derive_seed(seed, 3), stream));
+  SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  MoeRunArgs run;
+  run.routing.tokens = tokens;
+  run.routing.top_k = layer.top_k;
+  run.routing.experts = layer.experts;
+  run.routing.local_experts = layer.experts;
+  run.routing.topk_ids = d_ids.as<int32_t>();
+  run.routing.topk_weights = d_weights.as<float>();
+  run.a = d_a.get();
+  run.y = d_y.get();
+  GraphTiming timing;
+  SF_RETURN_IF_ERROR(time_in_graph(
+      args.launches, 2, args.replays, stream,
+      [&](int launch, cudaStream_t s) {
+        run.experts = &experts.views[static_cast<size_t>(launch % copies)];
+        return run_moe(plan, run, d_ws.get(), d_ws.bytes(), s);
+      },
+      &timing));
+  // The floor streams the touched experts' bytes from the same rotation of copies.
+  const size_t touched_bytes = touched.size() * experts.expert_bytes / 16 * 16;
+  GraphTiming floor;
+  SF_RETURN_IF_ERROR(time_in_graph(
+      args.launches, 2, args.replays, stream,
+      [&](int launch, cudaStream_t s) {
+        return reader.launch(experts.views[static_cast<size_t>(launch % copies)].codes,
+                             touched_bytes, s);
+      },
+      &floor));
+  row->layer = layer.name;
+  row->projection = gate_up ? "gate_up" : "down";
+  row->tokens = tokens;
+  row->touched = static_cast<int>(touched.size());
+  row->us = timing.us_per_call;
+  row->floor_us = floor.us_per_call;
+  row->roof_us = double(touched_bytes) / (read_tbps * 1e6);
+  row->plan = plan.reason;
+  return Status();
+}
+
+int main_impl(int argc, char** argv) {
+  Args args;
+  if (!parse(argc, argv, &args)) return 1;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("no CUDA device\n");
+    return 2;
+  }
+  CudaStream stream;
+  StreamReader reader;
+  ReadBandwidth bandwidth;
+  const Status setup = [&]() -> Status {
+    SF_RETURN_IF_ERROR(stream.create());
+    SF_RETURN_IF_ERROR(reader.init());
+    return measure_read_bandwidth(reader, size_t(4) << 30, 5, 0xB4, stream.get(), &bandwidth);
+  }();
+  if (!setup.ok()) {
+    std::printf("setup: %s\n", setup.to_string().c_str());
+    return 1;
+  }
+  std::printf("streaming read: %.3f TB/s; int%d bf16 group 128, routing uniform\n", bandwidth.tbps,
+              args.bits);
+  std::printf(
+      "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | plan |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  int failures = 0;
+  for (const std::string& name : args.layers) {
+    const Layer* layer = nullptr;
+    for (const Layer& l : kLayers) {
+      if (name == l.name) layer = &l;
+    }
+    if (layer == nullptr) {
+      std::printf("unknown layer '%s'\n", name.c_str());
+      return 1;
+    }
+    for (int64_t tokens : args.tokens) {
+      for (bool gate_up : {true, false}) {
+        Row row;
+        const Status st =
+            run_row(*layer, gate_up, tokens, args, reader, bandwidth.tbps, stream.get(), &row);
+        if (!st.ok()) {
+          std::printf("ERROR %s %s tokens %lld: %s\n", name.c_str(), gate_up ? "gate_up" : "down",
+                      static_cast<long long>(tokens), st.to_string().c_str());
+          ++failures;
+          continue;
+        }
+        std::printf("| %s | %s | %lld | %d | %.2f | %.2f | %.2f | %.1f | %s |\n", row.layer.c_str(),
+                    row.projection.c_str(), static_cast<long long>(row.tokens), row.touched, row.us,
+                    row.floor_us, row.us / row.floor_us, 100.0 * row.roof_us / row.us,
+                    row.plan.c_str());
+      }
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace sailfish::bench
+
+int main(int argc, char** argv) { return sailfish::bench::main_impl(argc, argv); }
