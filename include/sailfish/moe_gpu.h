@@ -104,9 +104,12 @@ struct MoeProblem {
                                 bool has_bias);
 };
 
+// An unset field takes its SAILFISH_* variable, read at each plan_moe call (docs/CONFIG.md), else
+// the default.
 struct MoeOptions {
-  std::optional<int> block_rows;  // 8, 16 or 32 (default: moe_block_rows_for)
-  std::optional<int64_t> splits;  // split-K depth of the expert GEMM, 1 to 8 (default: planned)
+  std::optional<int> block_rows;  // SAILFISH_MOE_BLOCK_ROWS = 8, 16 or 32 (moe_block_rows_for)
+  std::optional<int64_t> splits;  // SAILFISH_MOE_SPLITS = 1-8: the expert GEMM's split-K depth
+                                  // (default: planned)
 };
 
 // How plan_moe runs the layer (docs/MOE.md): the align step, a gather of the blocks' activation

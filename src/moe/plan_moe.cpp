@@ -3,7 +3,9 @@
 #include "moe/plan_moe.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "api/environment.h"
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "decode/config.h"
@@ -51,6 +53,29 @@ Status validate(const MoeProblem& p) {
                             dtype_name(p.act_dtype),
                             " activations; the experts must be packed for the activation type");
   }
+  return Status();
+}
+
+Status resolve_options(const MoeOptions& options, MoeOptions* out) {
+  if (out == nullptr) return invalid_argument("moe::resolve_options: out is null");
+  MoeOptions r = options;
+  std::optional<int64_t> number;
+  SF_RETURN_IF_ERROR(api::env_int("SAILFISH_MOE_BLOCK_ROWS", 1, &number));
+  if (!r.block_rows.has_value() && number.has_value()) {
+    if (!is_supported_moe_block_rows(static_cast<int>(std::min<int64_t>(*number, 64)))) {
+      return invalid_argument("SAILFISH_MOE_BLOCK_ROWS is ", *number, "; accepted: 8, 16 or 32");
+    }
+    r.block_rows = static_cast<int>(*number);
+  }
+  SF_RETURN_IF_ERROR(api::env_int("SAILFISH_MOE_SPLITS", 1, &number));
+  if (!r.splits.has_value() && number.has_value()) {
+    if (*number > decode::kMaxClusterSplits) {
+      return invalid_argument("SAILFISH_MOE_SPLITS is ", *number, "; accepted: 1 to ",
+                              decode::kMaxClusterSplits);
+    }
+    r.splits = number;
+  }
+  *out = r;
   return Status();
 }
 
@@ -171,12 +196,14 @@ Status plan_moe(const MoeProblem& problem, int device, const MoeOptions& options
   SF_CUDA_CHECK(cudaSetDevice(device));  // the occupancy queries read the current device
   const Status planned = [&]() -> Status {
     SF_RETURN_IF_ERROR(moe::validate(problem));
+    MoeOptions resolved;
+    SF_RETURN_IF_ERROR(moe::resolve_options(options, &resolved));
     // The queries keep a reference to the problem they answer for: the GEMM's, at the plan's
     // rows (the instance depends on the format only, so the rows need not be exact here).
     const Problem gemm = moe::gemm_problem(problem, 1);
     decode::DeviceQueries q;
     SF_RETURN_IF_ERROR(decode::cuda_device_queries(gemm, device, &q));
-    return moe::plan_moe(problem, q, device, sm_count, options, out);
+    return moe::plan_moe(problem, q, device, sm_count, resolved, out);
   }();
   SF_CUDA_CHECK(cudaSetDevice(current));
   return planned;

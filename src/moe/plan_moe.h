@@ -19,4 +19,9 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
 // Checks a MoeProblem: sizes, format, dtypes (what plan_moe refuses, and why).
 Status validate(const MoeProblem& problem);
 
+// options with each unset field taken from its SAILFISH_* variable (docs/CONFIG.md), read at each
+// call: SAILFISH_MOE_BLOCK_ROWS (8, 16 or 32), SAILFISH_MOE_SPLITS (1 to 8). A malformed value is
+// an error naming the variable.
+Status resolve_options(const MoeOptions& options, MoeOptions* out);
+
 }  // namespace sailfish::moe

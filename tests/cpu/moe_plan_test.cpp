@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -261,6 +262,44 @@ TEST(MoePlan, MalformedProblemsAreRefusedWithTheReason) {
     const Status st = plan_on_model(model, c.problem, c.options, &plan);
     EXPECT_FALSE(st.ok()) << c.what;
     EXPECT_NE(st.message().find(c.message), std::string::npos) << c.what << ": " << st.message();
+  }
+}
+
+// SAILFISH_MOE_BLOCK_ROWS and SAILFISH_MOE_SPLITS fill unset options; set options win; malformed
+// values are errors that name the variable.
+TEST(MoePlan, OptionsFromTheEnvironment) {
+  struct ScopedEnv {
+    const char* name;
+    ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+    ~ScopedEnv() { unsetenv(name); }
+  };
+  MoeOptions r;
+  ASSERT_TRUE(moe::resolve_options({}, &r).ok());
+  EXPECT_FALSE(r.block_rows.has_value());
+  EXPECT_FALSE(r.splits.has_value());
+  {
+    ScopedEnv block("SAILFISH_MOE_BLOCK_ROWS", "16");
+    ScopedEnv splits("SAILFISH_MOE_SPLITS", "3");
+    ASSERT_TRUE(moe::resolve_options({}, &r).ok());
+    EXPECT_EQ(r.block_rows, 16);
+    EXPECT_EQ(r.splits, 3);
+    MoeOptions set;
+    set.block_rows = 32;
+    set.splits = 1;
+    ASSERT_TRUE(moe::resolve_options(set, &r).ok());
+    EXPECT_EQ(r.block_rows, 32);
+    EXPECT_EQ(r.splits, 1);
+  }
+  const std::pair<const char*, const char*> bad[] = {{"SAILFISH_MOE_BLOCK_ROWS", "12"},
+                                                     {"SAILFISH_MOE_BLOCK_ROWS", "64"},
+                                                     {"SAILFISH_MOE_BLOCK_ROWS", "sixteen"},
+                                                     {"SAILFISH_MOE_SPLITS", "9"},
+                                                     {"SAILFISH_MOE_SPLITS", "0"}};
+  for (const auto& [name, value] : bad) {
+    ScopedEnv env(name, value);
+    const Status st = moe::resolve_options({}, &r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << name << "=" << value;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
   }
 }
 
