@@ -23,6 +23,7 @@
 
 #include "device_buffer.h"
 #include "graph_timer.h"
+#include "moe/moe_layers.h"
 #include "random_fill.h"
 #include "read_bandwidth.h"
 #include "sailfish/moe_gpu.h"
@@ -30,18 +31,6 @@
 
 namespace sailfish::bench {
 namespace {
-
-struct Layer {
-  const char* name;
-  int experts, top_k;
-  int64_t hidden, intermediate;
-};
-// gate_up: [2 * intermediate] x hidden per expert; down: hidden x intermediate.
-constexpr Layer kLayers[] = {
-    {"qwen3-30b-a3b", 128, 8, 2048, 768}, {"mixtral-8x7b", 8, 2, 4096, 14336},
-    {"deepseek-v3", 256, 8, 7168, 2048},  {"gpt-oss-120b", 128, 4, 2880, 2880},
-    {"qwen1.5-moe", 60, 4, 2048, 1408},
-};
 
 struct Args {
   std::vector<int64_t> tokens = {1, 8, 64};
@@ -130,7 +119,7 @@ struct Row {
   std::string plan;
 };
 
-Status run_row(const Layer& layer, bool gate_up, int64_t tokens, const Args& args,
+Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& args,
                const StreamReader& reader, double read_tbps, cudaStream_t stream, Row* row) {
   const DType dtype = DType::kBF16;
   PackedGeometry g;
@@ -247,8 +236,8 @@ int main_impl(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   int failures = 0;
   for (const std::string& name : args.layers) {
-    const Layer* layer = nullptr;
-    for (const Layer& l : kLayers) {
+    const MoeLayer* layer = nullptr;
+    for (const MoeLayer& l : kMoeLayers) {
       if (name == l.name) layer = &l;
     }
     if (layer == nullptr) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,9 +62,7 @@ struct DeviceExperts {
 class DeviceExpertsStorage {
  public:
   DeviceExpertsStorage() = default;
-  ~DeviceExpertsStorage();
-  DeviceExpertsStorage(const DeviceExpertsStorage&) = delete;
-  DeviceExpertsStorage& operator=(const DeviceExpertsStorage&) = delete;
+  // A moved-from storage is empty (its view too).
   DeviceExpertsStorage(DeviceExpertsStorage&& other) noexcept;
   DeviceExpertsStorage& operator=(DeviceExpertsStorage&& other) noexcept;
 
@@ -78,9 +77,11 @@ class DeviceExpertsStorage {
   size_t bytes() const { return bytes_; }
 
  private:
-  void release();
+  struct CudaFree {
+    void operator()(void* memory) const;
+  };
   DeviceExperts view_;
-  void* base_ = nullptr;
+  std::unique_ptr<void, CudaFree> memory_;  // one allocation holds every array
   size_t bytes_ = 0;
 };
 

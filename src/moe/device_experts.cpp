@@ -37,32 +37,19 @@ bool same_format(const PackedWeight& a, const PackedWeight& b) {
 
 }  // namespace
 
-DeviceExpertsStorage::~DeviceExpertsStorage() { release(); }
-
-void DeviceExpertsStorage::release() {
-  if (base_ != nullptr) cudaFree(base_);  // nothing useful to do with an error in a destructor
-  base_ = nullptr;
-  bytes_ = 0;
-  view_ = DeviceExperts();
+void DeviceExpertsStorage::CudaFree::operator()(void* memory) const {
+  cudaFree(memory);  // nothing useful to do with an error while freeing
 }
 
 DeviceExpertsStorage::DeviceExpertsStorage(DeviceExpertsStorage&& other) noexcept
-    : view_(other.view_), base_(other.base_), bytes_(other.bytes_) {
-  other.base_ = nullptr;
-  other.bytes_ = 0;
-  other.view_ = DeviceExperts();
-}
+    : view_(std::exchange(other.view_, DeviceExperts())),
+      memory_(std::move(other.memory_)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 DeviceExpertsStorage& DeviceExpertsStorage::operator=(DeviceExpertsStorage&& other) noexcept {
-  if (this != &other) {
-    release();
-    view_ = other.view_;
-    base_ = other.base_;
-    bytes_ = other.bytes_;
-    other.base_ = nullptr;
-    other.bytes_ = 0;
-    other.view_ = DeviceExperts();
-  }
+  view_ = std::exchange(other.view_, DeviceExperts());
+  memory_ = std::move(other.memory_);
+  bytes_ = std::exchange(other.bytes_, 0);
   return *this;
 }
 
@@ -95,9 +82,11 @@ Status DeviceExpertsStorage::upload(const std::vector<PackedWeight>& experts,
   const bool has_zero = first.zero_kind != ZeroPointKind::kNone;
   const ExpertsLayout l = layout_of(first.geometry, count, has_zero);
   DeviceExpertsStorage s;
-  SF_CUDA_CHECK(cudaMalloc(&s.base_, l.total));
+  void* memory = nullptr;
+  SF_CUDA_CHECK(cudaMalloc(&memory, l.total));
+  s.memory_.reset(memory);
   s.bytes_ = l.total;
-  char* base = static_cast<char*>(s.base_);
+  char* base = static_cast<char*>(memory);
   DeviceExperts& v = s.view_;
   v.geometry = first.geometry;
   v.experts = count;

@@ -100,22 +100,8 @@ TEST(MoeAlign, RandomRoutingsKeepTheKernelsInvariants) {
     const int top_k = std::uniform_int_distribution<int>(1, std::min(experts, 8))(rng);
     const int64_t tokens = std::uniform_int_distribution<int64_t>(0, 300)(rng);
     const int block_rows = kMoeBlockRowChoices[std::uniform_int_distribution<int>(0, 2)(rng)];
-    MoeRouting r = routing_of(tokens, top_k, experts, {});
-    // Skewed picks, as routers make them: a few hot experts get most of the rows.
-    const int hot = std::uniform_int_distribution<int>(1, experts)(rng);
-    for (int64_t i = 0; i < r.choices(); ++i) {
-      const int range = std::bernoulli_distribution(0.7)(rng) ? hot : experts;
-      r.topk_ids.push_back(std::uniform_int_distribution<int>(0, range - 1)(rng));
-    }
-    r.topk_weights.assign(r.topk_ids.size(), 1.0f);
-    if (std::bernoulli_distribution(0.5)(rng)) {  // expert parallelism: a random subset, shuffled
-      std::vector<int32_t> order(static_cast<size_t>(experts));
-      for (int e = 0; e < experts; ++e) order[static_cast<size_t>(e)] = e;
-      std::shuffle(order.begin(), order.end(), rng);
-      const int local = std::uniform_int_distribution<int>(1, experts)(rng);
-      r.expert_map.assign(static_cast<size_t>(experts), -1);
-      for (int l = 0; l < local; ++l) r.expert_map[static_cast<size_t>(order[l])] = l;
-    }
+    const MoeRouting r =
+        testing::random_routing(rng, tokens, top_k, experts, std::bernoulli_distribution(0.5)(rng));
     const std::string name =
         "trial " + std::to_string(trial) + ": tokens " + std::to_string(tokens) + ", top_k " +
         std::to_string(top_k) + ", experts " + std::to_string(experts) + ", local " +
@@ -201,9 +187,9 @@ TEST(MoeAlignLayout, HoldsTheWorstRoutingInAlignedArrays) {
     const int experts = std::uniform_int_distribution<int>(1, kMoeMaxLocalExperts)(rng);
     const int block_rows = kMoeBlockRowChoices[trial % 3];
     ASSERT_TRUE(MoeAlignLayout::make(tokens, top_k, experts, block_rows, &layout).ok());
-    const size_t offsets[] = {layout.sorted_rows_offset,  layout.block_experts_offset,
-                              layout.expert_rows_offset,  layout.choice_slots_offset,
-                              layout.counters_offset,     layout.bytes};
+    const size_t offsets[] = {layout.sorted_rows_offset, layout.block_experts_offset,
+                              layout.expert_rows_offset, layout.choice_slots_offset,
+                              layout.counters_offset,    layout.bytes};
     const size_t sizes[] = {size_t(layout.max_blocks * block_rows), size_t(layout.max_blocks),
                             size_t(experts), size_t(tokens * top_k), size_t(kMoeAlignCounters)};
     for (int i = 0; i < 5; ++i) {

@@ -12,6 +12,7 @@
 
 #include "decode/config.h"
 #include "decode_gpu_model.h"
+#include "moe/moe_layers.h"
 #include "moe/plan_moe.h"
 #include "random_problems.h"
 #include "test_helpers.h"
@@ -91,23 +92,10 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
   return "";
 }
 
-struct Layer {
-  const char* name;
-  int experts, top_k;
-  int64_t hidden, intermediate;
-};
-// Public MoE models' expert shapes: gate_up is [2 * intermediate] x hidden, down hidden x
-// intermediate.
-constexpr Layer kLayers[] = {
-    {"qwen3-30b-a3b", 128, 8, 2048, 768}, {"mixtral-8x7b", 8, 2, 4096, 14336},
-    {"deepseek-v3", 256, 8, 7168, 2048},  {"gpt-oss-120b", 128, 4, 2880, 2880},
-    {"qwen1.5-moe", 60, 4, 2048, 1408},
-};
-
 TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizes) {
   const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
   ASSERT_FALSE(model.registers.empty());
-  for (const Layer& layer : kLayers) {
+  for (const bench::MoeLayer& layer : bench::kMoeLayers) {
     for (int64_t tokens : {1, 2, 8, 16, 64, 256, 2048}) {
       for (int bits : {4, 8}) {
         const MoeProblem gate =

@@ -63,4 +63,27 @@ std::vector<double> random_doubles(std::mt19937_64& rng, size_t count, double lo
   return out;
 }
 
+MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int experts,
+                          bool expert_parallel) {
+  MoeRouting r;
+  r.tokens = tokens;
+  r.top_k = top_k;
+  r.experts = experts;
+  const int hot = std::uniform_int_distribution<int>(1, experts)(rng);
+  for (int64_t i = 0; i < r.choices(); ++i) {
+    const int range = std::bernoulli_distribution(0.7)(rng) ? hot : experts;
+    r.topk_ids.push_back(std::uniform_int_distribution<int>(0, range - 1)(rng));
+  }
+  r.topk_weights.assign(r.topk_ids.size(), 1.0f);
+  if (expert_parallel) {
+    std::vector<int32_t> order(static_cast<size_t>(experts));
+    for (int e = 0; e < experts; ++e) order[static_cast<size_t>(e)] = e;
+    std::shuffle(order.begin(), order.end(), rng);
+    const int local = std::uniform_int_distribution<int>(1, experts)(rng);
+    r.expert_map.assign(static_cast<size_t>(experts), -1);
+    for (int l = 0; l < local; ++l) r.expert_map[static_cast<size_t>(order[l])] = l;
+  }
+  return r;
+}
+
 }  // namespace sailfish::testing

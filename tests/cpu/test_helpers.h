@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "sailfish/moe.h"
 #include "sailfish/quantized_weight.h"
 
 namespace sailfish::testing {
@@ -28,5 +29,11 @@ QuantizedWeight random_weight(std::mt19937_64& rng, const RandomWeightSpec& spec
 
 std::vector<double> random_doubles(std::mt19937_64& rng, size_t count, double lo = -1.0,
                                    double hi = 1.0);
+
+// A MoE routing as routers skew it: 70% of the picks among a random number of hot experts (ids
+// may repeat within a token), weights 1. With expert_parallel, this rank holds a random subset of
+// the experts in a random local order.
+MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int experts,
+                          bool expert_parallel);
 
 }  // namespace sailfish::testing

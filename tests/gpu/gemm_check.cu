@@ -140,24 +140,13 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   GemmCheckResult r;
   r.tier = plan.tier;
   r.bitwise_stable = bitwise_stable;
-  double ref_max = 0;
-  int64_t unwritten = 0, worst = -1;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double y = bits_to_float(y_bits[i], c.dtype);
-    if (std::isnan(y)) {
-      ++unwritten;
-      continue;
-    }
-    const double e = std::abs(y - ref[i]);
-    if (e > r.max_error) r.max_error = e, worst = static_cast<int64_t>(i);
-    r.plain_error = std::max(r.plain_error, std::abs(plain[i] - ref[i]));
-    ref_max = std::max(ref_max, std::abs(ref[i]));
-  }
-  // atol: a quarter of one output ulp at the largest reference magnitude (bf16 carries 8
-  // significant bits, fp16 11), so a kernel is never failed for one rounding the plain
-  // implementation happened to get right.
+  const ErrorSummary errors = compare_to_reference(y_bits, ref, plain, c.dtype);
+  r.max_error = errors.max_error;
+  r.plain_error = errors.plain_error;
+  const double ref_max = errors.ref_max;
+  const int64_t unwritten = errors.unwritten, worst = errors.worst;
   const double ulp = c.dtype == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
-  double atol = 1e-6 + 0.25 * ulp * ref_max;
+  double atol = errors.atol;
   r.splits = plan.tier == Tier::kDecode    ? plan.decode.splits
              : plan.tier == Tier::kPrefill ? plan.prefill.splits
                                            : 1;
@@ -190,6 +179,26 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   }
   r.message = msg.str();
   return r;
+}
+
+ErrorSummary compare_to_reference(const std::vector<uint16_t>& y_bits,
+                                  const std::vector<double>& reference,
+                                  const std::vector<double>& plain, DType dtype) {
+  ErrorSummary s;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double y = bits_to_float(y_bits[i], dtype);
+    if (std::isnan(y)) {
+      ++s.unwritten;
+      continue;
+    }
+    const double e = std::abs(y - reference[i]);
+    if (e > s.max_error) s.max_error = e, s.worst = static_cast<int64_t>(i);
+    s.plain_error = std::max(s.plain_error, std::abs(plain[i] - reference[i]));
+    s.ref_max = std::max(s.ref_max, std::abs(reference[i]));
+  }
+  const double ulp = dtype == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
+  s.atol = 1e-6 + 0.25 * ulp * s.ref_max;
+  return s;
 }
 
 RandomWeightSpec format_spec(const WeightFormat& f, int64_t n, int64_t k, int group_size,

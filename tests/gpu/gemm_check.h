@@ -86,6 +86,22 @@ inline constexpr int64_t kOddShapes[][2] = {
 // a failed check is a test failure naming the shape.
 void check_odd_shapes(uint64_t seed, int64_t m, const Options& options);
 
+// A kernel's output (16-bit values of dtype, as stored) against the float64 reference and a plain
+// same-precision implementation: the error rule above. atol is a quarter of one output ulp at the
+// largest reference magnitude (bf16 carries 8 significant bits, fp16 11), so a kernel is never
+// failed for one rounding the plain implementation happened to get right.
+struct ErrorSummary {
+  double max_error = 0;    // kernel vs float64, over the written elements
+  double plain_error = 0;  // plain implementation vs float64
+  double ref_max = 0;      // largest |reference|
+  double atol = 0;
+  int64_t unwritten = 0;   // elements still NaN (the poison)
+  int64_t worst = -1;      // index of max_error
+};
+ErrorSummary compare_to_reference(const std::vector<uint16_t>& y_bits,
+                                  const std::vector<double>& reference,
+                                  const std::vector<double>& plain, DType dtype);
+
 // Packs on the host, uploads, plans, runs once on a poisoned output and compares. seed draws
 // activations and bias.
 GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed);

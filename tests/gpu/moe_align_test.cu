@@ -21,29 +21,6 @@ namespace {
 
 using testing::DeviceBuffer;
 
-MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int experts,
-                          bool expert_parallel) {
-  MoeRouting r;
-  r.tokens = tokens;
-  r.top_k = top_k;
-  r.experts = experts;
-  const int hot = std::uniform_int_distribution<int>(1, experts)(rng);
-  for (int64_t i = 0; i < r.choices(); ++i) {  // skewed: most picks among a few hot experts
-    const int range = std::bernoulli_distribution(0.7)(rng) ? hot : experts;
-    r.topk_ids.push_back(std::uniform_int_distribution<int>(0, range - 1)(rng));
-  }
-  r.topk_weights.assign(r.topk_ids.size(), 1.0f);
-  if (expert_parallel) {
-    std::vector<int32_t> order(static_cast<size_t>(experts));
-    for (int e = 0; e < experts; ++e) order[static_cast<size_t>(e)] = e;
-    std::shuffle(order.begin(), order.end(), rng);
-    const int local = std::uniform_int_distribution<int>(1, experts)(rng);
-    r.expert_map.assign(static_cast<size_t>(experts), -1);
-    for (int l = 0; l < local; ++l) r.expert_map[static_cast<size_t>(order[l])] = l;
-  }
-  return r;
-}
-
 // What the device wrote, read back from the buffer at the layout's offsets.
 struct DeviceAlignment {
   std::vector<int32_t> sorted_rows, block_experts, expert_rows, choice_slots, counters;
@@ -131,7 +108,8 @@ TEST(MoeAlignGpu, MatchesTheHostOnRandomRoutings) {
     for (int block_rows : kMoeBlockRowChoices) {
       for (bool expert_parallel : {false, true}) {
         const int top_k = std::min(size.top_k, size.experts);
-        const MoeRouting r = random_routing(rng, size.tokens, top_k, size.experts, expert_parallel);
+        const MoeRouting r =
+            testing::random_routing(rng, size.tokens, top_k, size.experts, expert_parallel);
         const std::string what =
             "tokens " + std::to_string(size.tokens) + ", top_k " + std::to_string(top_k) +
             ", experts " + std::to_string(size.experts) + ", local " +
@@ -157,7 +135,7 @@ TEST(MoeAlignGpu, OutOfRangeIdsAreSkippedAndCounted) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 1);
   // Experts 0..7 are local, 8..9 remote: a planted bad id must act like a remote pick.
-  MoeRouting r = random_routing(rng, 40, 3, 10, false);
+  MoeRouting r = testing::random_routing(rng, 40, 3, 10, false);
   r.expert_map = {0, 1, 2, 3, 4, 5, 6, 7, -1, -1};
   std::vector<int32_t> planted = r.topk_ids;
   int bad = 0;

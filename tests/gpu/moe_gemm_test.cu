@@ -189,25 +189,11 @@ void check_case(const MoeCase& c, uint64_t seed) {
       reference_moe_gemm(r, c.gemm, weights, a.data(), c.bias ? bias.data() : nullptr, ref.data());
   ASSERT_TRUE(referenced.ok()) << referenced.to_string();
   const std::vector<double> plain = plain_moe(r, c.gemm, weights, a, bias, c.dtype);
-  double max_error = 0, plain_error = 0, ref_max = 0;
-  int64_t unwritten = 0, worst = -1;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double y = bits_to_float(first[i], c.dtype);
-    if (std::isnan(y)) {
-      ++unwritten;
-      continue;
-    }
-    const double e = std::abs(y - ref[i]);
-    if (e > max_error) max_error = e, worst = static_cast<int64_t>(i);
-    plain_error = std::max(plain_error, std::abs(plain[i] - ref[i]));
-    ref_max = std::max(ref_max, std::abs(ref[i]));
-  }
-  const double ulp = c.dtype == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
-  const double atol = 1e-6 + 0.25 * ulp * ref_max;
-  EXPECT_EQ(unwritten, 0) << "output elements left unwritten (still NaN)";
-  EXPECT_LE(max_error, 2 * plain_error + atol)
-      << "max error " << max_error << " (plain " << plain_error << ", atol " << atol << ") at row "
-      << worst / c.n << " column " << worst % c.n;
+  const testing::ErrorSummary e = testing::compare_to_reference(first, ref, plain, c.dtype);
+  EXPECT_EQ(e.unwritten, 0) << "output elements left unwritten (still NaN)";
+  EXPECT_LE(e.max_error, 2 * e.plain_error + e.atol)
+      << "max error " << e.max_error << " (plain " << e.plain_error << ", atol " << e.atol
+      << ") at row " << e.worst / c.n << " column " << e.worst % c.n;
 }
 
 MoeCase gate_up(int64_t tokens, int top_k, int experts, int64_t n, int64_t k) {
