@@ -45,7 +45,7 @@ struct MoeRouting {
 };
 
 // Checks sizes, id ranges, finite weights, and that the map sends the local experts one to one
-// onto 0 .. local_experts() - 1.
+// onto 0 .. local_experts() - 1. A token's ids may repeat (each choice then counts on its own).
 Status validate(const MoeRouting& routing);
 
 // A layer's sorted work comes in blocks of one size (the first seed's 16 rows, widening to 32 at
@@ -105,7 +105,7 @@ struct MoeAlignLayout {
 };
 // counters[kMoeBlocksMade]: blocks the routing filled; counters[kMoeInvalidChoices]: choice rows
 // whose expert id (or its expert_map entry) was out of range, skipped and counted, since the
-// device cannot return an error without the host waiting for it.
+// device cannot return an error without the host waiting for it. The others are reserved (0).
 enum MoeAlignCounter : int { kMoeBlocksMade = 0, kMoeInvalidChoices = 1, kMoeAlignCounters = 4 };
 // The largest local expert count the align kernel takes (its per-expert cursors live in shared
 // memory).

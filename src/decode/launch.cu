@@ -81,10 +81,6 @@ auto resident_clusters(const DeviceQueries& q, const DecodePlan& d, Status* firs
 template <typename T>
 Status launch_for(int bits, const DecodeParams& params, const DecodePlan& d, dim3 grid, bool pdl,
                   cudaStream_t stream) {
-  if (d.moe) {
-    return bits == 4 ? launch_moe_kernel<T, 4>(params, d.token_tiles, grid, d.shared_bytes, stream)
-                     : launch_moe_kernel<T, 8>(params, d.token_tiles, grid, d.shared_bytes, stream);
-  }
   return bits == 4 ? launch_main_kernel<T, 4>(params, d.token_tiles, d.warp_split, d.warps, grid,
                                               d.shared_bytes, pdl, stream)
                    : launch_main_kernel<T, 8>(params, d.token_tiles, d.warp_split, d.warps, grid,
@@ -680,6 +676,10 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
 }  // namespace
 
 Status run_decode(const Plan& plan, const RunArgs& args, void* workspace, cudaStream_t stream) {
+  if (plan.decode.moe) {
+    return invalid_argument("run: this plan is a MoE expert GEMM's (plan_moe); it runs through "
+                            "run_moe, which supplies the sorted blocks");
+  }
   return plan.problem.act_dtype == DType::kF16
              ? run_typed<__half>(plan, args, workspace, stream)
              : run_typed<__nv_bfloat16>(plan, args, workspace, stream);

@@ -92,7 +92,8 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // MoE: the expert of sorted block blockIdx.z; past the blocks the routing filled (-1), nothing
   // to compute. The CTAs of a cluster share blockIdx.z, so a cluster leaves whole, before any of
-  // its barriers.
+  // its barriers. Read before gpu::wait_for_previous_grid, which is safe only because MoE launches
+  // never use programmatic dependent launch (launch_moe_kernel): the align step writes it.
   [[maybe_unused]] int64_t expert = 0;
   if constexpr (kMoe) {
     expert = p.moe_block_experts[blockIdx.z];
@@ -143,8 +144,10 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const T* folds = static_cast<const T*>(p.zero_fold);
   if constexpr (kMoe) {
     scales += expert * p.moe_meta_stride;
-    shifts += expert * p.moe_meta_stride;
-    folds += expert * p.moe_meta_stride;
+    if constexpr (kZeroPoints) {  // null planes otherwise
+      shifts += expert * p.moe_meta_stride;
+      folds += expert * p.moe_meta_stride;
+    }
   }
 
   // Copy cursors: blocks are issued in order, so each issue copies from the cursors and then

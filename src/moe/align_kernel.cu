@@ -93,6 +93,7 @@ __global__ void __launch_bounds__(kAlignThreads) moe_align_kernel(AlignArgs args
   if (tid == kAlignThreads - 1) {
     args.counters[kMoeBlocksMade] = block;  // the last run ends at the total
     args.counters[kMoeInvalidChoices] = invalid_choices;
+    for (int c = kMoeInvalidChoices + 1; c < kMoeAlignCounters; ++c) args.counters[c] = 0;
   }
   __syncthreads();
 

@@ -81,6 +81,9 @@ void expect_same(const MoeAlignment& host, const DeviceAlignment& device,
   experts.resize(static_cast<size_t>(layout.max_blocks), -1);
   EXPECT_EQ(device.counters[kMoeBlocksMade], host.blocks()) << what;
   EXPECT_EQ(device.counters[kMoeInvalidChoices], invalid) << what;
+  for (int c = kMoeInvalidChoices + 1; c < kMoeAlignCounters; ++c) {
+    EXPECT_EQ(device.counters[static_cast<size_t>(c)], 0) << what << ", reserved counter " << c;
+  }
   EXPECT_EQ(device.block_experts, experts) << what;
   EXPECT_EQ(device.expert_rows, host.expert_rows) << what;
   std::vector<int32_t> slots = device.choice_slots;  // the array is padded to 16 bytes
@@ -157,7 +160,10 @@ TEST(MoeAlignGpu, OutOfRangeIdsAreSkippedAndCounted) {
   bad_map[9] = 8;
   ASSERT_TRUE(moe_align(r, 16, &host).ok());
   ASSERT_TRUE(align_on_device(r, r.topk_ids, bad_map, 16, &layout, &device));
-  expect_same(host, device, layout, bad, "map entry out of range");
+  // Every choice of expert 9 is invalid on the device: the planted ones and any drawn as 9.
+  const int nines = static_cast<int>(std::count(r.topk_ids.begin(), r.topk_ids.end(), 9));
+  ASSERT_GE(nines, bad);
+  expect_same(host, device, layout, nines, "map entry out of range");
 }
 
 // Refusals happen on the host, before any launch: they run on machines without a GPU too.
