@@ -62,7 +62,10 @@ Status resolve_options(const MoeOptions& options, MoeOptions* out) {
   std::optional<int64_t> number;
   SF_RETURN_IF_ERROR(api::env_int("SAILFISH_MOE_BLOCK_ROWS", 1, &number));
   if (!r.block_rows.has_value() && number.has_value()) {
-    if (!is_supported_moe_block_rows(static_cast<int>(std::min<int64_t>(*number, 64)))) {
+    const bool supported =
+        std::any_of(std::begin(kMoeBlockRowChoices), std::end(kMoeBlockRowChoices),
+                    [&](int block_rows) { return block_rows == *number; });
+    if (!supported) {
       return invalid_argument("SAILFISH_MOE_BLOCK_ROWS is ", *number, "; accepted: 8, 16 or 32");
     }
     r.block_rows = static_cast<int>(*number);
