@@ -106,15 +106,12 @@ std::map<RowKey, RecordedRow> recorded_plans() {
   return rows;
 }
 
-// The model against every recorded plan. Three rows it does not reproduce, all the model's one
-// known gap (ForcedDepthsOfTheV51Probe): few strips over long K at M = 8 (q32.down, q3-32.down,
-// g27.down: 80-84 strips), where the deep six-stage plan holds two CTAs an SM and the model lets
-// 80 clusters of three be resident at once where the device's query did not (the device went on
-// to four padded splits, v51).
+// The model against every recorded plan. Since v52 it reproduces all of them: the three it did
+// not (few strips over long K at M = 8: q32.down, q3-32.down, g27.down, where the model had let 80
+// clusters of three be resident at two CTAs an SM) came right with the device's measured cluster
+// counts (decode_gpu_model.h, measured_clusters: 79).
 TEST(DecodePlanModel, PlansOfTheLastDeviceRuns) {
   const DecodeGpuModel model = h200();
-  const std::set<RowKey> model_gaps = {
-      {4, "bf16", "q32.down", 8}, {4, "bf16", "q3-32.down", 8}, {4, "bf16", "g27.down", 8}};
   const std::map<RowKey, RecordedRow> rows = recorded_plans();
   ASSERT_GE(rows.size(), 80u);
   int compared = 0;
@@ -126,11 +123,6 @@ TEST(DecodePlanModel, PlansOfTheLastDeviceRuns) {
     ASSERT_TRUE(plan_on(model, p, DecodeChoices{}, &plan).ok()) << shape << " M = " << m;
     const std::string where = shape + " M = " + std::to_string(m) + " int" + std::to_string(bits) +
                               " " + dtype + " (" + row.file + ")";
-    if (model_gaps.count(key)) {
-      EXPECT_NE(launch_of(plan), row.launch) << where << ": the model now reproduces it; "
-                                             << "take it out of model_gaps";
-      continue;
-    }
     EXPECT_EQ(launch_of(plan), row.launch) << where;
     ++compared;
   }
@@ -139,10 +131,9 @@ TEST(DecodePlanModel, PlansOfTheLastDeviceRuns) {
 
 // Forced depths (DecodeChoices::splits, SAILFISH_DECODE_SPLITS) against the plans the v51 depth
 // probe recorded (data/decode_v51_depth_json.tar.xz: int4_f2_1.json, int4_f3_1.json; int4 bf16,
-// M = 1). Five three-split rows are the model's one known gap: three clustered splits padded to
-// two CTAs an SM. The device's query held 64 such clusters (l3-8b.down padded, v51's f3p) but not
-// 80 (q32.o, q32.down), where the model counts 84; no GPC layout under either counting rule fits
-// that and the other recorded plans together.
+// M = 1). Five three-split rows (q32.down, q14.down, q3-32.down, g27.down, q32.o) were the model's
+// one known gap until v52: padded to two CTAs an SM, 80 clusters of three do not all fit, which
+// the GPC rule counted 84 and the device's measured table holds at 79.
 TEST(DecodePlanModel, ForcedDepthsOfTheV51Probe) {
   const DecodeGpuModel model = h200();
   const struct {
@@ -150,41 +141,31 @@ TEST(DecodePlanModel, ForcedDepthsOfTheV51Probe) {
     const char* shape;
     int64_t n, k;
     const char* launch;  // after "warp_split tiles=1 m_groups=1 "
-    bool model_gap;
   } rows[] = {
-      {2, "q32.down", 5120, 27648, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8",
-       false},
-      {2, "q14.down", 5120, 13824, "splits=2 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {2, "q3-32.down", 5120, 25600, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8",
-       false},
-      {2, "g27.down", 5376, 21504, "splits=2 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {2, "ds.down", 7168, 18432, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2",
-       false},
-      {2, "q32.o", 5120, 5120, "splits=2 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {2, "q32.qkv", 7168, 5120, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2",
-       false},
-      {2, "q7.down", 3584, 18944, "splits=2 epilogue=3 warp_stages=6 cluster_push=1 spread=1",
-       false},
-      {2, "phi3.down", 3072, 8192, "splits=2 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {2, "l3-70b.down", 8192, 28672, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8",
-       false},
-      {2, "l3-8b.down", 4096, 14336, "splits=2 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {2, "l3-70b.o", 8192, 8192, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2",
-       false},
-      {3, "q32.down", 5120, 27648, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", true},
-      {3, "q14.down", 5120, 13824, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", true},
-      {3, "q3-32.down", 5120, 25600, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", true},
-      {3, "g27.down", 5376, 21504, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", true},
-      {3, "ds.down", 7168, 18432, "splits=3 epilogue=3 warp_stages=4 cluster_push=1 spread=3",
-       false},
-      {3, "q32.o", 5120, 5120, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", true},
-      {3, "q32.qkv", 7168, 5120, "splits=3 epilogue=3 warp_stages=4 cluster_push=1 spread=3",
-       false},
-      {3, "q7.down", 3584, 18944, "splits=3 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {3, "phi3.down", 3072, 8192, "splits=3 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {3, "l3-70b.down", 8192, 28672, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", false},
-      {3, "l3-8b.down", 4096, 14336, "splits=3 epilogue=3 warp_stages=6 cluster_push=1", false},
-      {3, "l3-70b.o", 8192, 8192, "splits=3 epilogue=3 warp_stages=4 cluster_push=1", false},
+      {2, "q32.down", 5120, 27648, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8"},
+      {2, "q14.down", 5120, 13824, "splits=2 epilogue=3 warp_stages=6 cluster_push=1"},
+      {2, "q3-32.down", 5120, 25600, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8"},
+      {2, "g27.down", 5376, 21504, "splits=2 epilogue=3 warp_stages=6 cluster_push=1"},
+      {2, "ds.down", 7168, 18432, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2"},
+      {2, "q32.o", 5120, 5120, "splits=2 epilogue=3 warp_stages=6 cluster_push=1"},
+      {2, "q32.qkv", 7168, 5120, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2"},
+      {2, "q7.down", 3584, 18944, "splits=2 epilogue=3 warp_stages=6 cluster_push=1 spread=1"},
+      {2, "phi3.down", 3072, 8192, "splits=2 epilogue=3 warp_stages=6 cluster_push=1"},
+      {2, "l3-70b.down", 8192, 28672, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 warps=8"},
+      {2, "l3-8b.down", 4096, 14336, "splits=2 epilogue=3 warp_stages=6 cluster_push=1"},
+      {2, "l3-70b.o", 8192, 8192, "splits=2 epilogue=3 warp_stages=4 cluster_push=1 spread=2"},
+      {3, "q32.down", 5120, 27648, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "q14.down", 5120, 13824, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "q3-32.down", 5120, 25600, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "g27.down", 5376, 21504, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "ds.down", 7168, 18432, "splits=3 epilogue=3 warp_stages=4 cluster_push=1 spread=3"},
+      {3, "q32.o", 5120, 5120, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "q32.qkv", 7168, 5120, "splits=3 epilogue=3 warp_stages=4 cluster_push=1 spread=3"},
+      {3, "q7.down", 3584, 18944, "splits=3 epilogue=3 warp_stages=6 cluster_push=1"},
+      {3, "phi3.down", 3072, 8192, "splits=3 epilogue=3 warp_stages=6 cluster_push=1"},
+      {3, "l3-70b.down", 8192, 28672, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
+      {3, "l3-8b.down", 4096, 14336, "splits=3 epilogue=3 warp_stages=6 cluster_push=1"},
+      {3, "l3-70b.o", 8192, 8192, "splits=3 epilogue=3 warp_stages=4 cluster_push=1"},
   };
   for (const auto& row : rows) {
     DecodeChoices choices;
@@ -194,8 +175,7 @@ TEST(DecodePlanModel, ForcedDepthsOfTheV51Probe) {
     const std::string device = std::string("warp_split tiles=1 m_groups=1 ") + row.launch;
     const std::string where =
         std::string(row.shape) + " at " + std::to_string(row.splits) + " splits";
-    // A gap row, exactly: the model pads what the device left unpadded.
-    EXPECT_EQ(launch_of(plan), row.model_gap ? device + " spread=2" : device) << where;
+    EXPECT_EQ(launch_of(plan), device) << where;
   }
 }
 

@@ -74,6 +74,11 @@ Status DecodeGpuModel::max_clusters(const Problem& problem, const DecodePlan& d,
 }
 
 int DecodeGpuModel::clusters_at(int ctas_per_sm, int size) const {
+  const auto measured = measured_clusters.find(ctas_per_sm);
+  if (measured != measured_clusters.end() && size >= 2 &&
+      size < 2 + static_cast<int>(measured->second.size())) {
+    return measured->second[static_cast<size_t>(size - 2)];
+  }
   int clusters = 0;
   for (const int sms : gpc_sms) clusters += sms / size * ctas_per_sm;
   return clusters;

@@ -30,6 +30,17 @@ struct DecodeGpuModel {
   // docs/perf/decode.md, v13c). The one known gap: clusters of three at two CTAs an SM, of which
   // the device held 64 but not 80 and this counts 84 (no layout under either rule fits both).
   std::vector<int> gpc_sms = {18, 18, 18, 16, 16, 16, 16, 14};
+  // Clusters of 2 to 8 CTAs resident at once as the H200 itself answered
+  // (cudaOccupancyMaxActiveClusters, the GPU test DecodeGpuModelOnDevice.QueriesMatchTheDevice,
+  // v52: docs/perf/data/decode_v52_cluster_counts.log), at 1, 2 and 3 CTAs an SM. They replace
+  // the GPC rule above where measured: no layout under either counting rule gives all 21 counts
+  // (the rule was off by up to 5: 84 clusters of three at two CTAs an SM where the device holds
+  // 79, 57 of six at three where it holds 62). The rule stays for 4 or more CTAs an SM.
+  std::map<int, std::vector<int>> measured_clusters = {
+      {1, {66, 39, 30, 22, 17, 15, 15}},
+      {2, {132, 79, 62, 47, 39, 32, 30}},
+      {3, {198, 124, 92, 69, 62, 47, 45}},
+  };
   // Registers a thread by kernel instance, as check_loop_budget.py names them:
   // "decode_warp_split_kernel<bf16,4,1,0,4,0,4,0>" (the last flag: the MoE instance),
   // "decode_kernel<bf16,4,1>".
