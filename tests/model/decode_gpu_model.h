@@ -27,8 +27,7 @@ struct DecodeGpuModel {
   // counting rule are fitted, not measured: of the ones tried, they reproduce the most recorded
   // plans (tests/cpu/decode_plan_test.cpp). Counting CTA slots instead (floor(SMs x CTAs an SM /
   // size)) lets clusters fit that the device refused (l3-70b.o at M = 1: 128 clusters of four;
-  // docs/perf/decode.md, v13c). The one known gap: clusters of three at two CTAs an SM, of which
-  // the device held 64 but not 80 and this counts 84 (no layout under either rule fits both).
+  // docs/perf/decode.md, v13c). Since v52 it serves only 4 or more CTAs an SM (below).
   std::vector<int> gpc_sms = {18, 18, 18, 16, 16, 16, 16, 14};
   // Clusters of 2 to 8 CTAs resident at once as the H200 itself answered
   // (cudaOccupancyMaxActiveClusters, the GPU test DecodeGpuModelOnDevice.QueriesMatchTheDevice,
