@@ -6,7 +6,11 @@
 // in the same run. Routing is drawn uniformly (distinct experts per token) from a fixed seed.
 //
 //   sailfish_moe_bench [--tokens 1,8,64] [--layers qwen3-30b-a3b,mixtral-8x7b] [--int8]
-//                      [--launches 20] [--replays 15]
+//                      [--launches 20] [--replays 15] [--baseline]
+//
+// --baseline also times, in the same run and graphs, the layer as v1 ran it (four launches, no
+// programmatic dependent launch: MoeOptions::fuse and programmatic_dependent_launch off) and with
+// the launches overlapped but unfused (fuse off), so each step's gain is measured side by side.
 //
 // Exit status: 0 every row ran; 1 an error; 2 no CUDA device.
 #include <cuda_runtime_api.h>
@@ -37,6 +41,7 @@ struct Args {
   std::vector<std::string> layers = {"qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"};
   int bits = 4;
   int launches = 20, replays = 15;
+  bool baseline = false;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -57,6 +62,8 @@ bool parse(int argc, char** argv, Args* a) {
       a->layers = split(argv[++i]);
     } else if (arg == "--int8") {
       a->bits = 8;
+    } else if (arg == "--baseline") {
+      a->baseline = true;
     } else if (arg == "--launches" && has_value) {
       a->launches = std::atoi(argv[++i]);
     } else if (arg == "--replays" && has_value) {
@@ -116,6 +123,7 @@ struct Row {
   int64_t tokens = 0;
   int touched = 0;  // distinct experts the routing picked
   double us = 0, floor_us = 0, roof_us = 0;
+  double unfused_us = 0, v1_us = 0;  // --baseline: fuse off; fuse and PDL off (v1)
   std::string plan;
 };
 
@@ -154,8 +162,13 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
                                : MoeGemm{MoeInput::kChoice, MoeOutput::kTokenSum, true};
   const MoeProblem problem = MoeProblem::for_experts(experts.views[0], tokens, layer.top_k,
                                                      layer.experts, gemm, dtype, false);
-  MoePlan plan;
+  MoePlan plan, unfused, v1;
   SF_RETURN_IF_ERROR(plan_moe(problem, -1, MoeOptions{}, &plan));
+  MoeOptions unfused_options;
+  unfused_options.fuse = false;
+  SF_RETURN_IF_ERROR(plan_moe(problem, -1, unfused_options, &unfused));
+  unfused_options.programmatic_dependent_launch = false;
+  SF_RETURN_IF_ERROR(plan_moe(problem, -1, unfused_options, &v1));
   const int64_t in_rows = gemm.input_rows(MoeRouting{tokens, layer.top_k, layer.experts});
   const int64_t out_rows = gemm.output_rows(MoeRouting{tokens, layer.top_k, layer.experts});
   DeviceBuffer d_ids, d_weights, d_a, d_y, d_ws;
@@ -163,7 +176,8 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   SF_RETURN_IF_ERROR(d_weights.allocate(weights.size() * 4));
   SF_RETURN_IF_ERROR(d_a.allocate(static_cast<size_t>(in_rows * g.k) * 2));
   SF_RETURN_IF_ERROR(d_y.allocate(static_cast<size_t>(out_rows * g.n) * 2));
-  SF_RETURN_IF_ERROR(d_ws.allocate(std::max<size_t>(plan.workspace_bytes, 256)));
+  SF_RETURN_IF_ERROR(d_ws.allocate(
+      std::max<size_t>({plan.workspace_bytes, unfused.workspace_bytes, v1.workspace_bytes, 256})));
   SF_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
   SF_CUDA_CHECK(
       cudaMemcpy(d_weights.get(), weights.data(), weights.size() * 4, cudaMemcpyHostToDevice));
@@ -180,14 +194,23 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   run.routing.topk_weights = d_weights.as<float>();
   run.a = d_a.get();
   run.y = d_y.get();
-  GraphTiming timing;
-  SF_RETURN_IF_ERROR(time_in_graph(
-      args.launches, 2, args.replays, stream,
-      [&](int launch, cudaStream_t s) {
-        run.experts = &experts.views[static_cast<size_t>(launch % copies)];
-        return run_moe(plan, run, d_ws.get(), d_ws.bytes(), s);
-      },
-      &timing));
+  auto time_plan = [&](const MoePlan& timed, double* us) -> Status {
+    GraphTiming timing;
+    SF_RETURN_IF_ERROR(time_in_graph(
+        args.launches, 2, args.replays, stream,
+        [&](int launch, cudaStream_t s) {
+          run.experts = &experts.views[static_cast<size_t>(launch % copies)];
+          return run_moe(timed, run, d_ws.get(), d_ws.bytes(), s);
+        },
+        &timing));
+    *us = timing.us_per_call;
+    return Status();
+  };
+  SF_RETURN_IF_ERROR(time_plan(plan, &row->us));
+  if (args.baseline) {
+    SF_RETURN_IF_ERROR(time_plan(unfused, &row->unfused_us));
+    SF_RETURN_IF_ERROR(time_plan(v1, &row->v1_us));
+  }
   // The floor streams the touched experts' bytes from the same rotation of copies.
   const size_t touched_bytes = touched.size() * experts.expert_bytes / 16 * 16;
   GraphTiming floor;
@@ -202,7 +225,6 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   row->projection = gate_up ? "gate_up" : "down";
   row->tokens = tokens;
   row->touched = static_cast<int>(touched.size());
-  row->us = timing.us_per_call;
   row->floor_us = floor.us_per_call;
   row->roof_us = double(touched_bytes) / (read_tbps * 1e6);
   row->plan = plan.reason;
@@ -231,9 +253,16 @@ int main_impl(int argc, char** argv) {
   }
   std::printf("streaming read: %.3f TB/s; int%d bf16 group 128, routing uniform\n", bandwidth.tbps,
               args.bits);
-  std::printf(
-      "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | plan |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  if (args.baseline) {
+    std::printf(
+        "| layer | proj | tokens | experts hit | us | unfused us | v1 us | v1 / us | floor us | "
+        "x floor | %% roof | plan |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  } else {
+    std::printf(
+        "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | plan |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  }
   int failures = 0;
   for (const std::string& name : args.layers) {
     const MoeLayer* layer = nullptr;
@@ -255,10 +284,13 @@ int main_impl(int argc, char** argv) {
           ++failures;
           continue;
         }
-        std::printf("| %s | %s | %lld | %d | %.2f | %.2f | %.2f | %.1f | %s |\n", row.layer.c_str(),
-                    row.projection.c_str(), static_cast<long long>(row.tokens), row.touched, row.us,
-                    row.floor_us, row.us / row.floor_us, 100.0 * row.roof_us / row.us,
-                    row.plan.c_str());
+        std::printf("| %s | %s | %lld | %d | %.2f | ", row.layer.c_str(), row.projection.c_str(),
+                    static_cast<long long>(row.tokens), row.touched, row.us);
+        if (args.baseline) {
+          std::printf("%.2f | %.2f | %.2f | ", row.unfused_us, row.v1_us, row.v1_us / row.us);
+        }
+        std::printf("%.2f | %.2f | %.1f | %s |\n", row.floor_us, row.us / row.floor_us,
+                    100.0 * row.roof_us / row.us, row.plan.c_str());
       }
     }
   }

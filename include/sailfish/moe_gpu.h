@@ -36,9 +36,11 @@ struct DeviceMoeRouting {
 // id lies outside [0, experts), or whose map entry outside [-1, local_experts), is skipped and
 // counted in counters[kMoeInvalidChoices]; nothing is read or written out of bounds. Enqueued on
 // stream: no allocation, no synchronization. One CTA does the work, in time linear in tokens *
-// top_k (built for decode-sized layers).
+// top_k (built for decode-sized layers). programmatic_dependent_launch: the kernel may launch
+// while the one before it in the stream drains (it waits for it before reading or writing).
 Status moe_align_on_device(const DeviceMoeRouting& routing, const MoeAlignLayout& layout,
-                           void* buffer, size_t buffer_bytes, cudaStream_t stream);
+                           void* buffer, size_t buffer_bytes, cudaStream_t stream,
+                           bool programmatic_dependent_launch = false);
 
 // ---- Expert weights ----------------------------------------------------------------------------
 
@@ -111,21 +113,39 @@ struct MoeOptions {
   std::optional<int> block_rows;  // SAILFISH_MOE_BLOCK_ROWS = 8, 16 or 32 (moe_block_rows_for)
   std::optional<int64_t> splits;  // SAILFISH_MOE_SPLITS = 1-8: the expert GEMM's split-K depth
                                   // (default: planned)
+  // SAILFISH_MOE_FUSE = 0/1 (default 1): the gather and the combine run inside the expert GEMM
+  // where the shape allows (MoePlan::fused_gather, fused_combine); 0 keeps the four launches.
+  std::optional<bool> fuse;
+  // SAILFISH_PDL = 0/1 (default 1): each launch after the first may start while the one before it
+  // drains (Hopper's programmatic dependent launch; every kernel waits before reading its inputs).
+  std::optional<bool> programmatic_dependent_launch;
 };
 
 // How plan_moe runs the layer (docs/MOE.md): the align step, a gather of the blocks' activation
 // rows, the decode tier's warp-split kernel with one sorted block a CTA on its expert's weight
 // (gemm: a decode plan, DecodePlan::moe), and a combine step that applies the router weights and
 // the bias and writes Y (summing a token's choices in choice order for MoeOutput::kTokenSum).
+// The gather and the combine run inside the GEMM where they can (fused_gather, fused_combine),
+// so a layer is two launches, or three for a sum over several choices.
 // Every step is deterministic: the GEMM's split CTAs add through a cluster in split order.
 struct MoePlan {
   MoeProblem problem;
   int block_rows = 0;
   MoeAlignLayout align;
-  Plan gemm;                   // problem.m = align.max_blocks * block_rows rows
+  Plan gemm;  // problem.m = align.max_blocks * block_rows rows
+  // The GEMM's activation copies read A's rows through the align step's sorted rows: K a multiple
+  // of 8 (and of 64 at blocks of 32 rows, whose loop reads whole blocks), and A 16-byte aligned at
+  // run_moe. Otherwise a gather kernel copies them into the workspace first.
+  bool fused_gather = false;
+  // The GEMM's epilogue writes Y's rows with the router weights and the bias: MoeOutput::kChoice,
+  // or kTokenSum with top_k 1, every expert local (the align step zeroes the rows of the rare
+  // choices no block holds: invalid ids). Otherwise a combine kernel reads the GEMM's products.
+  bool fused_combine = false;
   size_t align_offset = 0;     // workspace offsets (bytes)
   size_t gathered_offset = 0;  // [gemm rows][k_pad] act_dtype: the blocks' activation rows
-  size_t products_offset = 0;  // [gemm rows][n] act_dtype: the expert GEMM's output
+                               // (no bytes when fused_gather)
+  size_t products_offset = 0;  // [gemm rows][n] act_dtype: the expert GEMM's output (no bytes
+                               // when fused_combine)
   size_t workspace_bytes = 0;
   std::string reason;
 };

@@ -7,7 +7,7 @@ template Status launch_main_kernel<__nv_bfloat16, 4>(const DecodeParams&, int, b
 template Status main_kernel_occupancy<__nv_bfloat16, 4>(int, bool, bool, int, bool, int, int, int*);
 template Status warp_split_max_clusters<__nv_bfloat16, 4>(
     int, bool, int, bool, int, int, int, int*);
-template Status launch_moe_kernel<__nv_bfloat16, 4>(const DecodeParams&, int, dim3, int,
+template Status launch_moe_kernel<__nv_bfloat16, 4>(const DecodeParams&, int, dim3, int, bool,
                                                     cudaStream_t);
 template Status moe_kernel_occupancy<__nv_bfloat16, 4>(int, bool, int, int*);
 template Status moe_max_clusters<__nv_bfloat16, 4>(int, bool, int, int, int*);

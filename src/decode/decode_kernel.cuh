@@ -65,12 +65,25 @@ struct DecodeParams {
   // Warp-split kernel, MoE instances (kMoe; docs/MOE.md): M group blockIdx.z is sorted block z of
   // the align step, whose expert moe_block_experts[z] picks the weight, or -1 past the blocks the
   // routing filled (the CTA has nothing to do). Expert e's codes start e * moe_code_stride bytes
-  // in; its scale rows, zero shifts and zero folds e * moe_meta_stride elements in. Read before
-  // the weight stream starts, so MoE launches never overlap the align step through programmatic
-  // dependent launch.
+  // in; its scale rows, zero shifts and zero folds e * moe_meta_stride elements in. The kernel
+  // waits for the previous grid (the align step) before it reads any of these, so a MoE launch may
+  // use programmatic dependent launch.
   const int32_t* moe_block_experts = nullptr;
   int64_t moe_code_stride = 0;
   int64_t moe_meta_stride = 0;
+  // The align step's sorted_rows ([m]: slot -> choice, -1 for padding), for the two fused steps
+  // (docs/MOE.md, v2); null when neither runs.
+  const int32_t* moe_sorted_rows = nullptr;
+  // Fused gather: slot s's activation row is A's row moe_sorted_rows[s] / moe_choices_per_row
+  // (top_k for MoeInput::kToken, 1 for kChoice), read in place from `a` at stride `lda`; padding
+  // slots read zeros. Otherwise `a` is the gathered slab, slot s at row s.
+  int32_t moe_gather_rows = 0;
+  int32_t moe_choices_per_row = 1;
+  // Fused combine: slot s's outputs go to Y's row moe_sorted_rows[s] (a choice), plus the bias
+  // row of the block's expert (`bias`: [local experts][n], or null), times moe_row_weights[choice]
+  // (or null: 1). Padding slots store nothing. Otherwise Y is the products slab, slot s at row s.
+  int32_t moe_direct_output = 0;
+  const float* moe_row_weights = nullptr;
 };
 
 namespace detail {
@@ -97,10 +110,37 @@ __device__ __forceinline__ void scale_and_fold(gpu::Pair<T> (&v)[4], T sc, T sc8
   v[3] = __hfma2(v[3], scale8, fold8);
 }
 
-template <typename T>
+template <typename T, bool kMoe = false>
 __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int token, int n0,
                                                   float lo, float hi, int split) {
   using P = gpu::Pair<T>;
+  if constexpr (kMoe) {
+    if (p.moe_direct_output != 0) {  // the fused combine (DecodeParams): split plans end here
+      if (token >= p.m || n0 >= p.n) return;
+      const int32_t choice = p.moe_sorted_rows[token];
+      if (choice < 0) return;  // a padding slot
+      const bool both = n0 + 1 < p.n;
+      if (p.bias != nullptr) {
+        const int64_t expert = p.moe_block_experts[blockIdx.z];  // the CTA's block's
+        const T* bias = static_cast<const T*>(p.bias) + expert * p.n;
+        lo += static_cast<float>(bias[n0]);
+        if (both) hi += static_cast<float>(bias[n0 + 1]);
+      }
+      if (p.moe_row_weights != nullptr) {
+        const float weight = p.moe_row_weights[choice];
+        lo *= weight;
+        hi *= weight;
+      }
+      T* out = static_cast<T*>(p.y) + int64_t(choice) * p.n + n0;
+      if (both && (reinterpret_cast<uintptr_t>(out) & 3) == 0) {
+        *reinterpret_cast<P*>(out) = P(static_cast<T>(lo), static_cast<T>(hi));
+      } else {
+        out[0] = static_cast<T>(lo);
+        if (both) out[1] = static_cast<T>(hi);
+      }
+      return;
+    }
+  }
   if (p.epilogue == Epilogue::kPartials) {
     // Token-major, so the pair is one 8-byte store (n0 is even): the 8 lanes of a token write 64
     // contiguous bytes, and the reduce kernel reads and writes along n, both coalesced. Every slot
@@ -158,7 +198,7 @@ __device__ __forceinline__ void copy_activation_slice(const DecodeParams& p, uin
 // (row g, tokens 2t, 2t+1), c2, c3 = (row g + 8, same tokens). Lanes g and g ^ 1 (lane ^ 4) swap
 // halves so each lane owns two adjacent output columns for two tokens: even g keeps rows
 // (g, g + 1), odd g rows (g + 7, g + 8).
-template <typename T>
+template <typename T, bool kMoe = false>
 __device__ __forceinline__ void store_fragment(const DecodeParams& p, const float (&c)[4],
                                                int n_base, int token_base, int lane, int split) {
   const bool odd = (lane >> 2) & 1;
@@ -166,8 +206,8 @@ __device__ __forceinline__ void store_fragment(const DecodeParams& p, const floa
   const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c[0] : c[2], 4);
   const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c[1] : c[3], 4);
   const int token = token_base + 2 * (lane % 4);
-  store_output_pair<T>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
-  store_output_pair<T>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
+  store_output_pair<T, kMoe>(p, token, n0, odd ? r0 : c[0], odd ? c[2] : r0, split);
+  store_output_pair<T, kMoe>(p, token + 1, n0, odd ? r1 : c[1], odd ? c[3] : r1, split);
 }
 
 // The cp.async pipeline both decode kernels run. A stage is issued in two parts: the weight run

@@ -313,7 +313,7 @@ Status main_kernel_occupancy(int token_tiles, bool warp_split, bool zero_points,
 
 template <typename T, int kBits>
 Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid, int shared_bytes,
-                         cudaStream_t stream) {
+                         bool pdl, cudaStream_t stream) {
   if (params.moe_block_experts == nullptr || params.stream_k_strips != 0) {
     return internal_error("decode: a MoE launch needs the block experts and the split grid");
   }
@@ -321,7 +321,7 @@ Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid,
       token_tiles, params.zero_fold != nullptr, [&](auto tiles, auto zero) {
         return detail::launch_tiles<T, kBits, decltype(tiles)::value, true, decltype(zero)::value,
                                     kStages, false, kWarpSplitWarps, true>(params, grid,
-                                                                          shared_bytes, false,
+                                                                          shared_bytes, pdl,
                                                                           stream);
       });
 }

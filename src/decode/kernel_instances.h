@@ -39,11 +39,11 @@ Status warp_split_max_clusters(int token_tiles, bool zero_points, int warp_stage
 
 // The MoE instances (docs/MOE.md; DecodeParams::moe_block_experts): the warp-split kernel on the
 // split grid at 1, 2 or 4 token tiles, kStages stages a warp (3 or 4 at 4 tiles:
-// params.warp_stages), four warps, never with programmatic dependent launch (the kernel reads the
-// align step's block experts before the weight stream starts).
+// params.warp_stages), four warps. pdl: programmatic dependent launch; the kernel waits for the
+// previous grid before it reads anything (the align step's block experts pick its weight).
 template <typename T, int kBits>
 Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid, int shared_bytes,
-                         cudaStream_t stream);
+                         bool pdl, cudaStream_t stream);
 template <typename T, int kBits>
 Status moe_kernel_occupancy(int token_tiles, bool zero_points, int shared_bytes, int* ctas_per_sm);
 template <typename T, int kBits>

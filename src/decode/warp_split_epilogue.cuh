@@ -71,7 +71,7 @@ __device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region
 // kWarpCount * q): 0 + s_0 + s_1 + ... in split order, the reduce kernel's order, then
 // store_fragment adds the bias. A second barrier keeps every CTA resident until the last remote
 // read.
-template <typename T, int kTiles, int kWarpCount>
+template <typename T, int kTiles, int kWarpCount, bool kMoe = false>
 __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, uint8_t* smem,
                                                          int strip, int token0, int split,
                                                          int warp, int lane) {
@@ -92,7 +92,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
       }
     }
     const int j = f / kTiles, tt = f % kTiles;
-    store_fragment<T>(p, sum, strip * 64 + j * 16, token0 + tt * kTokensPerTile, lane, 0);
+    store_fragment<T, kMoe>(p, sum, strip * 64 + j * 16, token0 + tt * kTokensPerTile, lane, 0);
   }
   gpu::cluster_sync();
 #else
@@ -111,7 +111,7 @@ __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, 
 // sums and meet at a second barrier before exiting, on the critical path of every small layer
 // (~1 us of 5 on l3-8b.o at M = 1). Each owner's barrier was initialized at the kernel's start and
 // made visible by cluster_arrive_relaxed(); cluster_wait() here pairs with it.
-template <typename T, int kTiles, int kWarpCount>
+template <typename T, int kTiles, int kWarpCount, bool kMoe = false>
 __device__ __forceinline__ void cluster_push_and_store(
     const DecodeParams& p,
     const float (&sums)[warp_split_fragments_per_warp(kTiles, kWarpCount)][4], uint8_t* receive,
@@ -151,8 +151,8 @@ __device__ __forceinline__ void cluster_push_and_store(
           *reinterpret_cast<const float4*>(receive + f * kClusterFragmentBytes + lane * 16);
       const float sum[4] = {0.0f + sums[q][0] + other.x, 0.0f + sums[q][1] + other.y,
                             0.0f + sums[q][2] + other.z, 0.0f + sums[q][3] + other.w};
-      store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
-                        token0 + (f % kTiles) * kTokensPerTile, lane, 0);
+      store_fragment<T, kMoe>(p, sum, strip * 64 + (f / kTiles) * 16,
+                              token0 + (f % kTiles) * kTokensPerTile, lane, 0);
     }
     return;
   }
@@ -201,8 +201,8 @@ __device__ __forceinline__ void cluster_push_and_store(
       sum[2] += s.z;
       sum[3] += s.w;
     }
-    store_fragment<T>(p, sum, strip * 64 + (f / kTiles) * 16,
-                      token0 + (f % kTiles) * kTokensPerTile, lane, 0);
+    store_fragment<T, kMoe>(p, sum, strip * 64 + (f / kTiles) * 16,
+                            token0 + (f % kTiles) * kTokensPerTile, lane, 0);
   }
 #else
   __trap();  // plan_decode picks kCluster only where this code was compiled for sm_90 or later

@@ -92,10 +92,12 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int token0 = blockIdx.z * kTiles * kTokensPerTile;
   // MoE: the expert of sorted block blockIdx.z; past the blocks the routing filled (-1), nothing
   // to compute. The CTAs of a cluster share blockIdx.z, so a cluster leaves whole, before any of
-  // its barriers. Read before gpu::wait_for_previous_grid, which is safe only because MoE launches
-  // never use programmatic dependent launch (launch_moe_kernel): the align step writes it.
+  // its barriers. The align step writes it, so a MoE CTA waits for the previous grid first (under
+  // programmatic dependent launch only the launch overlaps it, not the weight stream; the later
+  // wait below then returns at once).
   [[maybe_unused]] int64_t expert = 0;
   if constexpr (kMoe) {
+    gpu::wait_for_previous_grid();
     expert = p.moe_block_experts[blockIdx.z];
     if (expert < 0) return;
   }
@@ -182,11 +184,33 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   const int64_t act_rows_step = 4 * p.lda;  // from row lane / 8 + 4u to + 4(u + 1)
   uint32_t act_offset[kActCopies];  // within a stage's activation rows (XOR-swizzled chunk)
   bool act_row_valid[kActCopies];
+  // MoE: a block's rows are scattered over A under the fused gather (DecodeParams::
+  // moe_gather_rows), so each copy has a row offset of its own from a column cursor (32-bit:
+  // plan_moe fuses only where A holds under 2^32 elements), and any row may be a padding slot,
+  // whose copies never run: its chunks are zeroed in every stage once, before the first copy, so
+  // ldmatrix reads every row of a stage as the dense instances read full tiles.
+  [[maybe_unused]] uint32_t act_row_offset[kMoe ? kActCopies : 1];
+  [[maybe_unused]] const T* moe_act_cursor = act + int64_t(kb_begin) * 64 + act_chunk * 8;
 #pragma unroll
   for (int u = 0; u < kActCopies; ++u) {
     const int row = lane / 8 + 4 * u;
     act_offset[u] = warp_split_activation_offset(kBits, row, act_chunk);
     act_row_valid[u] = row < valid_rows;
+    if constexpr (kMoe) {
+      uint32_t source = token0 + row;  // the gathered slab's row, or the fused gather's below
+      if (p.moe_gather_rows != 0) {
+        const int32_t choice = act_row_valid[u] ? p.moe_sorted_rows[token0 + row] : -1;
+        act_row_valid[u] = choice >= 0;
+        source = choice >= 0 ? static_cast<uint32_t>(choice / p.moe_choices_per_row) : 0u;
+      }
+      act_row_offset[u] = source * static_cast<uint32_t>(p.lda);
+      if (!act_row_valid[u]) {
+        for (int s = 0; s < stages; ++s) {
+          *reinterpret_cast<uint4*>(region + kWarpHeaderBytes + s * stage_bytes + act_offset[u]) =
+              make_uint4(0, 0, 0, 0);
+        }
+      }
+    }
   }
   // Every token tile but the last is full (token_tiles_for: valid_rows > (kTiles - 1) * 8), so
   // only the copies of the last tile's rows test validity (v23: six predicates a block fewer at
@@ -243,11 +267,20 @@ __global__ void __launch_bounds__(kWarpCount * 32)
     // K tail: zero-filled. A copy of 0 source bytes reads nothing, so the cursor needs no clamp
     // (a select of the 64-bit pointer per copy). None in the lean loop.
     const int src_bytes = kLeanLoop || act_column < p.k ? 16 : 0;
-    const T* src = act_cursor;
+    if constexpr (kMoe) {
 #pragma unroll
-    for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
-      const bool valid = u < kAlwaysValidCopies || act_row_valid[u];
-      gpu::cp_async_16_if(issue && valid, stage + act_offset[u], src, src_bytes);
+      for (int u = 0; u < kActCopies; ++u) {
+        gpu::cp_async_16_if(issue && act_row_valid[u], stage + act_offset[u],
+                            moe_act_cursor + act_row_offset[u], src_bytes);
+      }
+      moe_act_cursor += 64;
+    } else {
+      const T* src = act_cursor;
+#pragma unroll
+      for (int u = 0; u < kActCopies; ++u, src += act_rows_step) {
+        const bool valid = u < kAlwaysValidCopies || act_row_valid[u];
+        gpu::cp_async_16_if(issue && valid, stage + act_offset[u], src, src_bytes);
+      }
     }
     act_cursor += 64;
     if constexpr (!kLeanLoop || kStreamK) act_column += 64;
@@ -761,8 +794,8 @@ __global__ void __launch_bounds__(kWarpCount * 32)
     if (warp_split_some_warps_idle(kTiles, kWarpCount) && f >= 4 * kTiles) break;
     detail::sum_parked_warps<kTiles, kWarpCount>(smem, region_bytes, f, lane, sums[q]);
     if (!clustered) {
-      detail::store_fragment<T>(p, sums[q], strip * 64 + (f / kTiles) * 16,
-                                token0 + (f % kTiles) * kTokensPerTile, lane, split);
+      detail::store_fragment<T, kMoe>(p, sums[q], strip * 64 + (f / kTiles) * 16,
+                                      token0 + (f % kTiles) * kTokensPerTile, lane, split);
     } else if (!push) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
@@ -774,14 +807,13 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // Uniform: every thread takes part in the cluster barriers.
   if constexpr (kPushBuilt) {
     if (push) {
-      detail::cluster_push_and_store<T, kTiles, kWarpCount>(p, sums,
-                                                            smem + kWarpCount * region_bytes, strip,
-                                                token0, split, warp, lane);
+      detail::cluster_push_and_store<T, kTiles, kWarpCount, kMoe>(
+          p, sums, smem + kWarpCount * region_bytes, strip, token0, split, warp, lane);
       return;
     }
   }
-  detail::cluster_reduce_and_store<T, kTiles, kWarpCount>(p, smem, strip, token0, split, warp,
-                                                          lane);
+  detail::cluster_reduce_and_store<T, kTiles, kWarpCount, kMoe>(p, smem, strip, token0, split, warp,
+                                                                lane);
 }
 
 }  // namespace sailfish::decode

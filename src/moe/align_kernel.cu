@@ -9,9 +9,16 @@
 //      arrays every run, whatever the timing; each row's slot (or -1) goes to choice_slots.
 // Phase 3 is serial over warps of rows, which costs nothing at decode sizes (512 choice rows are
 // 16 steps) and grows linearly with tokens * top_k.
+// For a plan whose expert GEMM writes Y itself (MoePlan::fused_combine), phase 1 also zeroes the
+// Y row of every choice that no block holds (an invalid id, or a map entry of -1), which no
+// later kernel writes; plan_moe fuses the combine only where every expert is local, so these are
+// rare and one thread a row is enough.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.h"
+#include "common/launch.cuh"
+#include "common/ptx/griddepcontrol.cuh"
+#include "moe/align_step.h"
 #include "sailfish/moe_gpu.h"
 
 namespace sailfish {
@@ -33,7 +40,21 @@ struct AlignArgs {
   int32_t* expert_rows;
   int32_t* choice_slots;
   int32_t* counters;
+  // The fused combine's Y ([choices][row_bytes]), whose rows of choices no block holds are
+  // zeroed here; or null.
+  uint8_t* y;
+  int64_t y_row_bytes;
 };
+
+// Zeroes one row of Y, 16 bytes a store where the row is aligned (row_bytes is a multiple of 2).
+__device__ void zero_row(uint8_t* row, int64_t row_bytes) {
+  int64_t i = 0;
+  if ((reinterpret_cast<uintptr_t>(row) & 15) == 0) {
+    for (; i + 16 <= row_bytes; i += 16)
+      *reinterpret_cast<uint4*>(row + i) = make_uint4(0, 0, 0, 0);
+  }
+  for (; i < row_bytes; i += 2) *reinterpret_cast<uint16_t*>(row + i) = 0;
+}
 
 // The local expert of a choice row, -1 when another rank holds it, -2 when the routing is out of
 // range (counted, then skipped like a remote expert).
@@ -49,6 +70,11 @@ __global__ void __launch_bounds__(kAlignThreads) moe_align_kernel(AlignArgs args
   __shared__ int32_t warp_totals[kAlignWarps];
   __shared__ int32_t invalid_choices;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  // Under programmatic dependent launch: the routing comes from the kernel before, and that
+  // kernel (a previous layer's) may still read this workspace; the next kernel's own wait holds it
+  // until this grid is done, so it may launch now.
+  gpu::wait_for_previous_grid();
+  gpu::allow_next_grid();
 
   for (int l = tid; l < args.local_experts; l += kAlignThreads) expert_slot[l] = 0;
   if (tid == 0) invalid_choices = 0;
@@ -61,6 +87,7 @@ __global__ void __launch_bounds__(kAlignThreads) moe_align_kernel(AlignArgs args
     const int local = local_expert_of(args, row);
     if (local >= 0) atomicAdd(&expert_slot[local], 1);
     if (local == -2) atomicAdd(&invalid_choices, 1);
+    if (local < 0 && args.y != nullptr) zero_row(args.y + row * args.y_row_bytes, args.y_row_bytes);
   }
   __syncthreads();
 
@@ -118,7 +145,18 @@ __global__ void __launch_bounds__(kAlignThreads) moe_align_kernel(AlignArgs args
 }  // namespace
 
 Status moe_align_on_device(const DeviceMoeRouting& routing, const MoeAlignLayout& layout,
-                           void* buffer, size_t buffer_bytes, cudaStream_t stream) {
+                           void* buffer, size_t buffer_bytes, cudaStream_t stream,
+                           bool programmatic_dependent_launch) {
+  return moe::launch_align_step(routing, layout, buffer, buffer_bytes, stream,
+                                programmatic_dependent_launch, nullptr, 0);
+}
+
+namespace moe {
+
+Status launch_align_step(const DeviceMoeRouting& routing, const MoeAlignLayout& layout,
+                         void* buffer, size_t buffer_bytes, cudaStream_t stream,
+                         bool programmatic_dependent_launch, void* zero_y_rows,
+                         int64_t y_row_bytes) {
   if (routing.tokens < 0 || routing.top_k < 1 || routing.experts < 1) {
     return invalid_argument("moe_align_on_device: tokens ", routing.tokens, ", top_k ",
                             routing.top_k, ", experts ", routing.experts,
@@ -175,10 +213,13 @@ Status moe_align_on_device(const DeviceMoeRouting& routing, const MoeAlignLayout
   args.expert_rows = reinterpret_cast<int32_t*>(base + layout.expert_rows_offset);
   args.choice_slots = reinterpret_cast<int32_t*>(base + layout.choice_slots_offset);
   args.counters = reinterpret_cast<int32_t*>(base + layout.counters_offset);
+  args.y = static_cast<uint8_t*>(zero_y_rows);
+  args.y_row_bytes = y_row_bytes;
   const size_t shared = sizeof(int32_t) * static_cast<size_t>(routing.local_experts);
-  moe_align_kernel<<<1, kAlignThreads, shared, stream>>>(args);
-  SF_CHECK_LAUNCH("moe_align_kernel launch");
-  return Status();
+  return gpu::launch(moe_align_kernel, dim3(1), dim3(kAlignThreads), shared, stream,
+                     programmatic_dependent_launch, "moe_align_kernel launch", args);
 }
+
+}  // namespace moe
 
 }  // namespace sailfish

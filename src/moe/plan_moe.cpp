@@ -9,6 +9,7 @@
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "decode/config.h"
+#include "decode/tile_shapes.h"
 
 namespace sailfish {
 namespace moe {
@@ -78,6 +79,13 @@ Status resolve_options(const MoeOptions& options, MoeOptions* out) {
     }
     r.splits = number;
   }
+  std::optional<bool> flag;
+  SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_MOE_FUSE", &flag));
+  if (!r.fuse.has_value()) r.fuse = flag.value_or(true);
+  SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_PDL", &flag));
+  if (!r.programmatic_dependent_launch.has_value()) {
+    r.programmatic_dependent_launch = flag.value_or(true);
+  }
   *out = r;
   return Status();
 }
@@ -116,7 +124,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   gemm.tier = Tier::kDecode;
   gemm.deterministic = true;
   gemm.atomic_epilogue = false;
-  gemm.programmatic_dependent_launch = false;  // the kernel reads the align step's output first
+  // Every MoE kernel waits for the previous grid before it reads anything (run_moe.cu).
+  gemm.programmatic_dependent_launch = options.programmatic_dependent_launch.value_or(true);
   gemm.device = device;
   gemm.sm_count = sm_count;
   DecodePlan& d = gemm.decode;
@@ -155,18 +164,34 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   d.epilogue = static_cast<int>(splits > 1 ? decode::Epilogue::kCluster : decode::Epilogue::kStore);
   d.resident_ctas = ctas_per_sm;
 
+  // The fused steps (MoePlan says when each applies). The lean loop of 4 token tiles reads whole
+  // 64-column blocks with no K tail test (decode/tile_shapes.h, warp_split_reads_whole_blocks),
+  // and the kernel's row offsets into A are 32-bit.
+  const bool fuse = options.fuse.value_or(true);
+  const int64_t input_rows = problem.gemm.input == MoeInput::kToken ? problem.tokens : choices;
+  plan.fused_gather = fuse && g.k % 8 == 0 &&
+                      (!decode::warp_split_reads_whole_blocks(d.token_tiles) || g.k % 64 == 0) &&
+                      input_rows * g.k < (int64_t(1) << 32);
+  // Only with every expert local: the align step zeroes the rows of choices no block holds, and
+  // under expert parallelism those are most of Y.
+  plan.fused_combine = fuse && (problem.gemm.output == MoeOutput::kChoice || problem.top_k == 1) &&
+                       problem.local_experts == problem.experts;
+
   const size_t act_bytes = dtype_bytes(problem.act_dtype);
+  const size_t gathered_bytes =
+      plan.fused_gather ? 0 : static_cast<size_t>(rows * g.k_pad) * act_bytes;
+  const size_t products_bytes =
+      plan.fused_combine ? 0 : static_cast<size_t>(rows * g.n) * act_bytes;
   plan.align_offset = 0;
   plan.gathered_offset = align_up(plan.align.bytes, 256);
-  plan.products_offset =
-      align_up(plan.gathered_offset + static_cast<size_t>(rows * g.k_pad) * act_bytes, 256);
-  plan.workspace_bytes =
-      align_up(plan.products_offset + static_cast<size_t>(rows * g.n) * act_bytes, 256);
-  plan.reason =
-      ::sailfish::detail::concat("moe: blocks of ", block_rows, " rows (",
-                                 options.block_rows ? "forced" : "average rows an expert",
-                                 "), up to ", plan.align.max_blocks, " blocks, ", splits, " split",
-                                 splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm, " CTAs an SM");
+  plan.products_offset = align_up(plan.gathered_offset + gathered_bytes, 256);
+  plan.workspace_bytes = align_up(plan.products_offset + products_bytes, 256);
+  plan.reason = ::sailfish::detail::concat(
+      "moe: blocks of ", block_rows, " rows (",
+      options.block_rows ? "forced" : "average rows an expert", "), up to ", plan.align.max_blocks,
+      " blocks, ", splits, " split", splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm,
+      " CTAs an SM, gather ", plan.fused_gather ? "fused" : "kernel", ", combine ",
+      plan.fused_combine ? "fused" : "kernel");
   *out = std::move(plan);
   return Status();
 }

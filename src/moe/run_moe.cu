@@ -1,11 +1,18 @@
-// run_moe: a MoE GEMM as four launches (docs/MOE.md), none of them synchronizing with the host:
+// run_moe: a MoE GEMM in two to four launches (docs/MOE.md), none of them synchronizing with the
+// host:
 //   1. the align step (align_kernel.cu): the routing sorted into blocks of one expert each;
-//   2. the gather: each block's activation rows copied into a [rows][k_pad] slab, zero past K and
-//      in padding rows, so the expert GEMM reads whole 64-column blocks of 16-byte-aligned rows;
+//   2. the gather, unless fused (MoePlan::fused_gather): each block's activation rows copied into
+//      a [rows][k_pad] slab, zero past K and in padding rows. Fused, the expert GEMM's copies read
+//      A's rows in place through the sorted rows;
 //   3. the expert GEMM: the decode tier's warp-split kernel, MoE instance, one block a CTA on its
-//      expert's weight (blocks past those filled exit at once), into a [rows][n] product slab;
-//   4. the combine: Y from the products through choice_slots, times the router weights, plus
-//      the expert's bias, summed over a token's choices in choice order for kTokenSum.
+//      expert's weight (blocks past those filled exit at once), into Y (fused combine) or a
+//      [rows][n] product slab;
+//   4. the combine, unless fused (MoePlan::fused_combine): Y from the products through
+//      choice_slots, times the router weights, plus the expert's bias, summed over a token's
+//      choices in choice order for kTokenSum.
+// Under programmatic dependent launch (the plan's gemm.programmatic_dependent_launch) each launch
+// after the align step may start while the one before drains; every kernel waits for it before
+// reading anything, and writes nothing before that wait.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -13,8 +20,10 @@
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "common/launch.cuh"
+#include "common/ptx/griddepcontrol.cuh"
 #include "decode/config.h"
 #include "decode/kernel_instances.h"
+#include "moe/align_step.h"
 #include "moe/plan_moe.h"
 #include "sailfish/moe_gpu.h"
 
@@ -38,6 +47,8 @@ struct GatherArgs {
 // One thread an 8-column chunk of a gathered row, over the blocks the routing filled.
 template <typename T>
 __global__ void __launch_bounds__(kSupportThreads) moe_gather_kernel(GatherArgs<T> g) {
+  gpu::wait_for_previous_grid();
+  gpu::allow_next_grid();  // the GEMM's own wait holds it until this grid is done
   const int64_t chunks = g.k_pad / 8;
   const int64_t total = int64_t(g.counters[kMoeBlocksMade]) * g.block_rows * chunks;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
@@ -88,6 +99,8 @@ __device__ __forceinline__ float choice_term(const CombineArgs<T>& c, int64_t ch
 // One thread an output element; a token's choices summed in fp32, in choice order.
 template <typename T>
 __global__ void __launch_bounds__(kSupportThreads) moe_combine_kernel(CombineArgs<T> c) {
+  gpu::wait_for_previous_grid();
+  gpu::allow_next_grid();
   const int64_t total = c.output_rows * c.n;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -146,6 +159,12 @@ Status check_args(const MoePlan& plan, const MoeRunArgs& args, void* workspace,
         "run_moe: a, bias and y must be aligned to their element size, "
         "topk_weights to 4 bytes");
   }
+  if (plan.fused_gather && p.tokens > 0 && reinterpret_cast<uintptr_t>(args.a) % 16 != 0) {
+    return invalid_argument(
+        "run_moe: a must be 16-byte aligned for this plan, whose expert GEMM reads A's rows in "
+        "place (MoePlan::fused_gather); plan with MoeOptions::fuse = false (SAILFISH_MOE_FUSE=0) "
+        "to pass A at any element alignment");
+  }
   if (workspace_bytes < plan.workspace_bytes ||
       (plan.workspace_bytes > 0 && workspace == nullptr)) {
     return invalid_argument("run_moe: the workspace holds ", workspace_bytes,
@@ -175,22 +194,28 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   T* gathered = reinterpret_cast<T*>(ws + plan.gathered_offset);
   T* products = reinterpret_cast<T*>(ws + plan.products_offset);
 
-  SF_RETURN_IF_ERROR(moe_align_on_device(args.routing, layout, align, layout.bytes, stream));
+  const bool pdl = plan.gemm.programmatic_dependent_launch;
+  SF_RETURN_IF_ERROR(moe::launch_align_step(args.routing, layout, align, layout.bytes, stream, pdl,
+                                            plan.fused_combine ? args.y : nullptr,
+                                            g.n * static_cast<int64_t>(sizeof(T))));
 
-  GatherArgs<T> gather;
-  gather.a = static_cast<const T*>(args.a);
-  gather.sorted_rows = sorted_rows;
-  gather.counters = counters;
-  gather.out = gathered;
-  gather.k = g.k;
-  gather.k_pad = g.k_pad;
-  gather.block_rows = plan.block_rows;
-  gather.top_k = p.top_k;
-  gather.per_token = p.gemm.input == MoeInput::kToken;
-  gather.vector_loads = g.k % 8 == 0 && reinterpret_cast<uintptr_t>(args.a) % 16 == 0;
-  SF_RETURN_IF_ERROR(gpu::launch(
-      moe_gather_kernel<T>, dim3(::sailfish::detail::support_grid(rows * (g.k_pad / 8), sm_count)),
-      dim3(kSupportThreads), 0, stream, false, "moe_gather_kernel launch", gather));
+  if (!plan.fused_gather) {
+    GatherArgs<T> gather;
+    gather.a = static_cast<const T*>(args.a);
+    gather.sorted_rows = sorted_rows;
+    gather.counters = counters;
+    gather.out = gathered;
+    gather.k = g.k;
+    gather.k_pad = g.k_pad;
+    gather.block_rows = plan.block_rows;
+    gather.top_k = p.top_k;
+    gather.per_token = p.gemm.input == MoeInput::kToken;
+    gather.vector_loads = g.k % 8 == 0 && reinterpret_cast<uintptr_t>(args.a) % 16 == 0;
+    SF_RETURN_IF_ERROR(
+        gpu::launch(moe_gather_kernel<T>,
+                    dim3(::sailfish::detail::support_grid(rows * (g.k_pad / 8), sm_count)),
+                    dim3(kSupportThreads), 0, stream, pdl, "moe_gather_kernel launch", gather));
+  }
 
   decode::DecodeParams params;
   params.codes = static_cast<const uint8_t*>(experts.codes);
@@ -199,10 +224,10 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   params.zero_shift = planes;  // expert 0's shifts; its folds follow every expert's shifts
   params.zero_fold =
       planes != nullptr ? planes + experts.experts * experts.meta_elements() : nullptr;
-  params.a = gathered;
-  params.lda = g.k_pad;
-  params.y = products;
-  params.bias = nullptr;  // the combine adds the expert's bias
+  params.a = plan.fused_gather ? args.a : gathered;
+  params.lda = plan.fused_gather ? g.k : g.k_pad;
+  params.y = plan.fused_combine ? args.y : products;
+  params.bias = plan.fused_combine ? args.bias : nullptr;  // else the combine adds it
   params.partials = nullptr;
   params.m = static_cast<int32_t>(rows);
   params.n = static_cast<int32_t>(g.n);
@@ -221,13 +246,21 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   params.moe_block_experts = block_experts;
   params.moe_code_stride = g.code_bytes();
   params.moe_meta_stride = experts.meta_elements();
+  params.moe_sorted_rows = plan.fused_gather || plan.fused_combine ? sorted_rows : nullptr;
+  params.moe_gather_rows = plan.fused_gather ? 1 : 0;
+  params.moe_choices_per_row = p.gemm.input == MoeInput::kToken ? p.top_k : 1;
+  params.moe_direct_output = plan.fused_combine ? 1 : 0;
+  params.moe_row_weights =
+      plan.fused_combine && p.gemm.apply_router_weights ? args.routing.topk_weights : nullptr;
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),
                   static_cast<unsigned>(d.m_groups));
-  const Status launched =
-      g.bits == 4
-          ? decode::launch_moe_kernel<T, 4>(params, d.token_tiles, grid, d.shared_bytes, stream)
-          : decode::launch_moe_kernel<T, 8>(params, d.token_tiles, grid, d.shared_bytes, stream);
+  const Status launched = g.bits == 4
+                              ? decode::launch_moe_kernel<T, 4>(params, d.token_tiles, grid,
+                                                                d.shared_bytes, pdl, stream)
+                              : decode::launch_moe_kernel<T, 8>(params, d.token_tiles, grid,
+                                                                d.shared_bytes, pdl, stream);
   SF_RETURN_IF_ERROR(launched);
+  if (plan.fused_combine) return Status();
 
   CombineArgs<T> combine;
   combine.products = products;
@@ -243,7 +276,7 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   combine.token_sum = p.gemm.output == MoeOutput::kTokenSum;
   return gpu::launch(moe_combine_kernel<T>,
                      dim3(::sailfish::detail::support_grid(combine.output_rows * g.n, sm_count)),
-                     dim3(kSupportThreads), 0, stream, false, "moe_combine_kernel launch", combine);
+                     dim3(kSupportThreads), 0, stream, pdl, "moe_combine_kernel launch", combine);
 }
 
 }  // namespace

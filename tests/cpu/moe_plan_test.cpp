@@ -50,7 +50,7 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
   const PackedGeometry& g = p.geometry;
   const DecodePlan& d = plan.gemm.decode;
   if (!d.moe || !d.warp_split || d.warps != decode::kWarpSplitWarps) return "MoE instance";
-  if (plan.gemm.programmatic_dependent_launch) return "programmatic dependent launch";
+  if (!plan.gemm.programmatic_dependent_launch) return "programmatic dependent launch";
   if (!is_supported_moe_block_rows(plan.block_rows)) return "block rows";
   if (d.token_tiles * decode::kTokensPerTile != plan.block_rows) return "token tiles";
   if (plan.align.max_blocks !=
@@ -79,15 +79,31 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
       return "clusters not resident";
     }
   }
+  // The fused gather reads A's rows in place: whole 16-byte chunks (K a multiple of 8), whole
+  // 64-column blocks in the lean loop of 4 token tiles, 32-bit element offsets into A.
+  const int64_t input_rows = p.gemm.input == MoeInput::kToken ? p.tokens : p.tokens * p.top_k;
+  const bool gather_fits =
+      g.k % 8 == 0 && (d.token_tiles < 4 || g.k % 64 == 0) && input_rows * g.k < (int64_t(1) << 32);
+  if (plan.fused_gather != gather_fits) return "fused gather";
+  if (plan.fused_combine !=
+      ((p.gemm.output == MoeOutput::kChoice || p.top_k == 1) && p.local_experts == p.experts)) {
+    return "fused combine";
+  }
   const size_t rows = static_cast<size_t>(plan.gemm.problem.m);
   const size_t act = dtype_bytes(p.act_dtype);
   if (plan.align_offset % 256 || plan.gathered_offset % 256 || plan.products_offset % 256) {
     return "workspace alignment";
   }
+  const size_t gathered = plan.fused_gather ? 0 : rows * g.k_pad * act;
+  const size_t products = plan.fused_combine ? 0 : rows * g.n * act;
   if (plan.gathered_offset < plan.align_offset + plan.align.bytes ||
-      plan.products_offset < plan.gathered_offset + rows * g.k_pad * act ||
-      plan.workspace_bytes < plan.products_offset + rows * g.n * act) {
+      plan.products_offset < plan.gathered_offset + gathered ||
+      plan.workspace_bytes < plan.products_offset + products) {
     return "workspace slabs overlap or fall short";
+  }
+  // No more workspace than the steps that run write (each slab rounded up to 256 bytes).
+  if (plan.workspace_bytes > plan.align.bytes + gathered + products + 3 * 256) {
+    return "workspace larger than the steps need";
   }
   return "";
 }
@@ -265,6 +281,34 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
   ASSERT_TRUE(moe::resolve_options({}, &r).ok());
   EXPECT_FALSE(r.block_rows.has_value());
   EXPECT_FALSE(r.splits.has_value());
+  EXPECT_EQ(r.fuse, true);
+  EXPECT_EQ(r.programmatic_dependent_launch, true);
+  {
+    ScopedEnv fuse("SAILFISH_MOE_FUSE", "0");
+    ScopedEnv pdl("SAILFISH_PDL", "0");
+    ASSERT_TRUE(moe::resolve_options({}, &r).ok());
+    EXPECT_EQ(r.fuse, false);
+    EXPECT_EQ(r.programmatic_dependent_launch, false);
+    MoeOptions set;
+    set.fuse = true;
+    ASSERT_TRUE(moe::resolve_options(set, &r).ok());
+    EXPECT_EQ(r.fuse, true);  // a set field wins over the environment
+    // The plan follows the options: four launches, none overlapping.
+    const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+    const MoeProblem p = moe_problem(1, 8, 128, 128, 1536, 2048, 4, ZeroPointKind::kNone,
+                                     DType::kBF16, {MoeInput::kToken, MoeOutput::kChoice, true});
+    MoePlan plan;
+    ASSERT_TRUE(moe::resolve_options({}, &r).ok());
+    ASSERT_TRUE(plan_on_model(model, p, r, &plan).ok());
+    EXPECT_FALSE(plan.fused_gather);
+    EXPECT_FALSE(plan.fused_combine);
+    EXPECT_FALSE(plan.gemm.programmatic_dependent_launch);
+    EXPECT_GE(plan.workspace_bytes, plan.products_offset + size_t(8 * 8 * 1536 * 2));
+    ASSERT_TRUE(plan_on_model(model, p, {}, &plan).ok());
+    EXPECT_TRUE(plan.fused_gather);
+    EXPECT_TRUE(plan.fused_combine);
+    EXPECT_TRUE(plan.gemm.programmatic_dependent_launch);
+  }
   {
     ScopedEnv block("SAILFISH_MOE_BLOCK_ROWS", "16");
     ScopedEnv splits("SAILFISH_MOE_SPLITS", "3");
@@ -278,11 +322,10 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
     EXPECT_EQ(r.block_rows, 32);
     EXPECT_EQ(r.splits, 1);
   }
-  const std::pair<const char*, const char*> bad[] = {{"SAILFISH_MOE_BLOCK_ROWS", "12"},
-                                                     {"SAILFISH_MOE_BLOCK_ROWS", "64"},
-                                                     {"SAILFISH_MOE_BLOCK_ROWS", "sixteen"},
-                                                     {"SAILFISH_MOE_SPLITS", "9"},
-                                                     {"SAILFISH_MOE_SPLITS", "0"}};
+  const std::pair<const char*, const char*> bad[] = {
+      {"SAILFISH_MOE_BLOCK_ROWS", "12"},      {"SAILFISH_MOE_BLOCK_ROWS", "64"},
+      {"SAILFISH_MOE_BLOCK_ROWS", "sixteen"}, {"SAILFISH_MOE_SPLITS", "9"},
+      {"SAILFISH_MOE_SPLITS", "0"},           {"SAILFISH_MOE_FUSE", "yes please"}};
   for (const auto& [name, value] : bad) {
     ScopedEnv env(name, value);
     const Status st = moe::resolve_options({}, &r);

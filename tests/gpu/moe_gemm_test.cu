@@ -37,6 +37,8 @@ struct MoeCase {
   MoeGemm gemm;
   bool bias = false;
   MoeOptions options;
+  int a_misalign = 0;       // A starts this many elements past a 256-byte boundary
+  int invalid_choices = 0;  // MoeOutput::kChoice only: this many choices get an id no expert has
 
   std::string name() const {
     std::ostringstream out;
@@ -47,6 +49,12 @@ struct MoeCase {
         << (gemm.apply_router_weights ? ", router weights" : "") << (bias ? ", bias" : "");
     if (options.block_rows) out << ", block " << *options.block_rows;
     if (options.splits) out << ", splits " << *options.splits;
+    if (options.fuse) out << (*options.fuse ? ", fused" : ", unfused");
+    if (options.programmatic_dependent_launch) {
+      out << (*options.programmatic_dependent_launch ? ", PDL" : ", no PDL");
+    }
+    if (a_misalign) out << ", A misaligned by " << a_misalign;
+    if (invalid_choices) out << ", " << invalid_choices << " invalid choices";
     return out.str();
   }
 };
@@ -150,10 +158,25 @@ void check_case(const MoeCase& c, uint64_t seed) {
   SCOPED_TRACE(plan.reason);
 
   const int64_t out_rows = c.gemm.output_rows(r);
+  // Invalid choices (kChoice output): the device sees an id past the experts at every third
+  // choice, up to c.invalid_choices of them; their Y rows must come out zero, the others as the
+  // reference of the valid routing has them (a kChoice row depends on its own choice only).
+  std::vector<int32_t> device_ids = r.topk_ids;
+  std::vector<bool> invalid(static_cast<size_t>(r.choices()), false);
+  if (c.invalid_choices > 0) {
+    ASSERT_EQ(c.gemm.output, MoeOutput::kChoice);
+    for (int64_t row = 0, made = 0; row < r.choices() && made < c.invalid_choices; row += 3) {
+      device_ids[static_cast<size_t>(row)] = c.experts + 5;
+      invalid[static_cast<size_t>(row)] = true;
+      ++made;
+    }
+  }
+  std::vector<uint16_t> a_upload(static_cast<size_t>(c.a_misalign), 0);
+  a_upload.insert(a_upload.end(), a_bits.begin(), a_bits.end());
   DeviceBuffer d_ids, d_weights, d_map, d_a, d_bias, d_y(static_cast<size_t>(out_rows * c.n) * 2),
       d_ws;
-  ASSERT_TRUE(d_ids.upload(r.topk_ids) && d_weights.upload(r.topk_weights) &&
-              d_map.upload(r.expert_map) && d_a.upload(a_bits) && d_bias.upload(bias_bits) &&
+  ASSERT_TRUE(d_ids.upload(device_ids) && d_weights.upload(r.topk_weights) &&
+              d_map.upload(r.expert_map) && d_a.upload(a_upload) && d_bias.upload(bias_bits) &&
               d_ws.allocate(plan.workspace_bytes));
   // Stale workspace contents must not matter: poison it too.
   SF_ASSERT_CUDA(cudaMemset(d_ws.get(), 0x7f, d_ws.bytes()));
@@ -165,11 +188,19 @@ void check_case(const MoeCase& c, uint64_t seed) {
   args.routing.topk_ids = d_ids.as<int32_t>();
   args.routing.topk_weights = d_weights.as<float>();
   args.routing.expert_map = r.expert_map.empty() ? nullptr : d_map.as<int32_t>();
-  args.a = d_a.get();
+  args.a = d_a.as<uint16_t>() + c.a_misalign;
   args.bias = c.bias ? d_bias.get() : nullptr;
   args.y = d_y.get();
   args.experts = &storage.view();
 
+  if (plan.fused_gather && c.a_misalign % 8 != 0) {
+    // The fused gather reads A in 16-byte chunks: refused with the way out, nothing launched.
+    const Status ran = run_moe(plan, args, d_ws.get(), d_ws.bytes(), nullptr);
+    EXPECT_EQ(ran.code(), StatusCode::kInvalidArgument) << ran.to_string();
+    EXPECT_NE(ran.message().find("16-byte aligned"), std::string::npos) << ran.message();
+    EXPECT_NE(ran.message().find("SAILFISH_MOE_FUSE=0"), std::string::npos) << ran.message();
+    return;
+  }
   std::vector<uint16_t> first;
   for (int run = 0; run < 2; ++run) {
     SF_ASSERT_CUDA(cudaMemset(d_y.get(), 0xff, d_y.bytes()));  // NaN in fp16 and bf16
@@ -188,7 +219,13 @@ void check_case(const MoeCase& c, uint64_t seed) {
   const Status referenced =
       reference_moe_gemm(r, c.gemm, weights, a.data(), c.bias ? bias.data() : nullptr, ref.data());
   ASSERT_TRUE(referenced.ok()) << referenced.to_string();
-  const std::vector<double> plain = plain_moe(r, c.gemm, weights, a, bias, c.dtype);
+  std::vector<double> plain = plain_moe(r, c.gemm, weights, a, bias, c.dtype);
+  for (int64_t row = 0; row < r.choices(); ++row) {
+    if (!invalid[static_cast<size_t>(row)]) continue;
+    for (int64_t nn = 0; nn < c.n; ++nn) {
+      ref[static_cast<size_t>(row * c.n + nn)] = plain[static_cast<size_t>(row * c.n + nn)] = 0.0;
+    }
+  }
   const testing::ErrorSummary e = testing::compare_to_reference(first, ref, plain, c.dtype);
   EXPECT_EQ(e.unwritten, 0) << "output elements left unwritten (still NaN)";
   EXPECT_LE(e.max_error, 2 * e.plain_error + e.atol)
@@ -297,6 +334,99 @@ TEST(MoeGemmGpu, BatchesWithManyRowsAnExpert) {
   const uint64_t seed = testing::test_seed() + 80;
   check_case(gate_up(64, 8, 32, 256, 512), seed);
   check_case(down(128, 2, 8, 512, 256), seed + 1);
+}
+
+// v2's fused steps (MoePlan::fused_gather, fused_combine) and the four-launch path they replace,
+// each with and without programmatic dependent launch: every form where the plan fuses both, one
+// step, or neither, checked against the reference (and the plan's flags, so each path is known
+// to have run).
+TEST(MoeGemmGpu, FusedAndUnfusedStepsWithAndWithoutPdl) {
+  SF_SKIP_WITHOUT_GPU();
+  const uint64_t seed = testing::test_seed() + 110;
+  int i = 0;
+  struct Form {
+    MoeCase c;
+    bool gather, combine;  // what a fusing plan fuses
+  };
+  std::vector<Form> forms;
+  forms.push_back({gate_up(3, 4, 16, 192, 256), true, true});  // kToken -> kChoice
+  MoeCase weighted = gate_up(5, 2, 8, 128, 320);
+  weighted.gemm = {MoeInput::kChoice, MoeOutput::kChoice, true};
+  weighted.bias = true;
+  forms.push_back({weighted, true, true});
+  MoeCase single = down(7, 1, 4, 136, 192);  // top 1: the sum over choices is one term
+  single.bias = true;
+  forms.push_back({single, true, true});
+  forms.push_back({down(4, 3, 8, 128, 256), true, false});     // kTokenSum over 3: the combine
+  forms.push_back({gate_up(3, 2, 8, 200, 330), false, true});  // K % 8 != 0: the gather kernel
+  MoeCase whole = gate_up(40, 4, 4, 128, 200);  // 32-row blocks read whole 64-column blocks
+  whole.options.block_rows = 32;
+  forms.push_back({whole, false, true});
+  MoeCase whole64 = whole;
+  whole64.k = 256;
+  whole64.dtype = DType::kF16;
+  forms.push_back({whole64, true, true});
+  MoeCase zeros = gate_up(6, 2, 8, 128, 256);
+  zeros.format = testing::kWeightFormats[testing::kWeightFormatCount - 1];
+  zeros.options.block_rows = 16;
+  forms.push_back({zeros, true, true});
+  for (Form& form : forms) {
+    for (bool fuse : {true, false}) {
+      for (bool pdl : {true, false}) {
+        MoeCase c = form.c;
+        c.options.fuse = fuse;
+        c.options.programmatic_dependent_launch = pdl;
+        const MoeProblem problem = [&] {
+          MoeProblem p;
+          p.tokens = c.tokens;
+          p.top_k = c.top_k;
+          p.experts = p.local_experts = c.experts;
+          EXPECT_TRUE(
+              PackedGeometry::make(c.n, c.k, c.format.bits, c.group_size, &p.geometry).ok());
+          p.zero_kind = c.format.zero;
+          p.scale_dtype = p.act_dtype = c.dtype;
+          p.gemm = c.gemm;
+          p.has_bias = c.bias;
+          return p;
+        }();
+        MoePlan plan;
+        ASSERT_TRUE(plan_moe(problem, -1, c.options, &plan).ok()) << c.name();
+        EXPECT_EQ(plan.fused_gather, fuse && form.gather) << c.name();
+        EXPECT_EQ(plan.fused_combine, fuse && form.combine) << c.name();
+        EXPECT_EQ(plan.gemm.programmatic_dependent_launch, pdl) << c.name();
+        check_case(c, seed + i++);
+      }
+    }
+  }
+}
+
+// The fused combine writes only the rows its blocks hold; the align step zeroes the rest (choices
+// whose id no expert has), so no row is left as it was.
+TEST(MoeGemmGpu, FusedCombineZeroesTheRowsOfInvalidChoices) {
+  SF_SKIP_WITHOUT_GPU();
+  const uint64_t seed = testing::test_seed() + 130;
+  MoeCase c = gate_up(4, 3, 8, 128, 256);
+  c.invalid_choices = 3;
+  check_case(c, seed);
+  c.gemm.apply_router_weights = true;
+  c.bias = true;
+  c.options.fuse = false;  // the combine kernel's zeros, for the same rows
+  check_case(c, seed + 1);
+}
+
+// A fused gather reads A in 16-byte chunks: an A two bytes off is refused with the way out, and
+// the unfused plan it names takes the same A.
+TEST(MoeGemmGpu, MisalignedActivationsNeedTheUnfusedPlan) {
+  SF_SKIP_WITHOUT_GPU();
+  const uint64_t seed = testing::test_seed() + 140;
+  MoeCase c = gate_up(3, 2, 8, 128, 256);
+  c.a_misalign = 1;
+  check_case(c, seed);  // the fused plan: refused
+  c.options.fuse = false;
+  check_case(c, seed + 1);  // the gather kernel's scalar loads
+  MoeCase even = down(3, 2, 8, 128, 256);
+  even.a_misalign = 8;  // 16 bytes off: aligned, fused
+  check_case(even, seed + 2);
 }
 
 TEST(MoeGemmGpu, NoTokensWritesNothingAndSucceeds) {
