@@ -201,7 +201,7 @@ for stage in "$@"; do
       note "moe tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/moe_tests.log" | head -3 | tr '\n' ' ')"
       grep -E "Failure" -A3 "$out/moe_tests.log" | head -30
       compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/sailfish_gpu_tests" \
-        --gtest_brief=1 --gtest_filter='MoeAlignGpu.*:MoeGemmGpu.DecodeLayersInBothProjections:MoeGemmGpu.FusedAndUnfused*:MoeGemmGpu.FusedCombine*:MoeGemmGpu.Misaligned*' \
+        --gtest_brief=1 --gtest_filter='MoeAlignGpu.*:MoeGemmGpu.DecodeLayersInBothProjections:MoeGemmGpu.FusedAndUnfused*:MoeGemmGpu.FusedCombine*:MoeGemmGpu.Misaligned*:MoeGemmGpu.SelfAligned*' \
         > "$out/moe_memcheck.log" 2>&1
       note "moe memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$out/moe_memcheck.log" | head -1)"
       "$build/bench/sailfish_moe_bench" ${MOE_BENCH_ARGS:---baseline} > "$out/moe_bench.log" 2>&1

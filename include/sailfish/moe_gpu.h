@@ -116,6 +116,9 @@ struct MoeOptions {
   // SAILFISH_MOE_FUSE = 0/1 (default 1): the gather and the combine run inside the expert GEMM
   // where the shape allows (MoePlan::fused_gather, fused_combine); 0 keeps the four launches.
   std::optional<bool> fuse;
+  // SAILFISH_MOE_SELF_ALIGN = 0/1 (default 1): with fuse, the expert GEMM ranks the routing
+  // itself where MoePlan::self_align allows; 0 keeps the align launch.
+  std::optional<bool> self_align;
   // SAILFISH_PDL = 0/1 (default 1): each launch after the first may start while the one before it
   // drains (Hopper's programmatic dependent launch; every kernel waits before reading its inputs).
   std::optional<bool> programmatic_dependent_launch;
@@ -128,6 +131,10 @@ struct MoeOptions {
 // The gather and the combine run inside the GEMM where they can (fused_gather, fused_combine),
 // so a layer is two launches, or three for a sum over several choices.
 // Every step is deterministic: the GEMM's split CTAs add through a cluster in split order.
+// The self-aligned expert GEMM's limits (MoePlan::self_align).
+inline constexpr int64_t kMoeSelfAlignMaxChoices = 512;
+inline constexpr int kMoeSelfAlignMaxExperts = 1024;
+
 struct MoePlan {
   MoeProblem problem;
   int block_rows = 0;
@@ -141,6 +148,11 @@ struct MoePlan {
   // or kTokenSum with top_k 1, every expert local (the align step zeroes the rows of the rare
   // choices no block holds: invalid ids). Otherwise a combine kernel reads the GEMM's products.
   bool fused_combine = false;
+  // No align launch: each expert GEMM CTA ranks the routing itself (fused gather only, at most
+  // kMoeSelfAlignMaxChoices choices and kMoeSelfAlignMaxExperts local experts, a grid within one
+  // wave, since every CTA pays for the ranking). The workspace's align arrays then hold only what
+  // the combine kernel reads (block experts and choice slots), written by the GEMM.
+  bool self_align = false;
   size_t align_offset = 0;     // workspace offsets (bytes)
   size_t gathered_offset = 0;  // [gemm rows][k_pad] act_dtype: the blocks' activation rows
                                // (no bytes when fused_gather)

@@ -84,6 +84,19 @@ struct DecodeParams {
   // (or null: 1). Padding slots store nothing. Otherwise Y is the products slab, slot s at row s.
   int32_t moe_direct_output = 0;
   const float* moe_row_weights = nullptr;
+  // Self-align (moe_block_rank.cuh; docs/MOE.md, v3): no align launch ran; every CTA ranks the
+  // routing (moe_topk_ids [moe_choices] of moe_experts global experts, moe_expert_map or null)
+  // into its block's expert and choices, kept in its MoE slots at moe_slots_offset bytes of
+  // dynamic shared memory, and moe_sorted_rows and moe_block_experts are not read. Without the
+  // fused combine, the first CTA of each block writes the combine kernel's inputs:
+  // moe_block_experts_out [blocks] and moe_choice_slots_out [choices].
+  int32_t moe_self_align = 0;
+  const int32_t* moe_topk_ids = nullptr;
+  const int32_t* moe_expert_map = nullptr;
+  int32_t moe_choices = 0, moe_experts = 0, moe_local_experts = 0;
+  int32_t moe_slots_offset = 0;
+  int32_t* moe_block_experts_out = nullptr;
+  int32_t* moe_choice_slots_out = nullptr;
 };
 
 namespace detail {
@@ -110,6 +123,26 @@ __device__ __forceinline__ void scale_and_fold(gpu::Pair<T> (&v)[4], T sc, T sc8
   v[3] = __hfma2(v[3], scale8, fold8);
 }
 
+// The CTA's MoE slots in dynamic shared memory (DecodeParams::moe_slots_offset): the choice of
+// each of the block's act_rows slots (-1: padding), then the block's expert.
+__device__ __forceinline__ int32_t* moe_slots(const DecodeParams& p) {
+  extern __shared__ __align__(16) uint8_t moe_smem[];
+  return reinterpret_cast<int32_t*>(moe_smem + p.moe_slots_offset);
+}
+
+// Slot `slot`'s choice (a row of the block grid): from the CTA's own ranking, or the align step's
+// sorted rows.
+__device__ __forceinline__ int32_t moe_choice_of(const DecodeParams& p, int slot) {
+  if (p.moe_self_align != 0) return moe_slots(p)[slot - int(blockIdx.z) * p.act_rows];
+  return p.moe_sorted_rows[slot];
+}
+
+// The expert of the CTA's block.
+__device__ __forceinline__ int32_t moe_expert_of(const DecodeParams& p) {
+  if (p.moe_self_align != 0) return moe_slots(p)[p.act_rows];
+  return p.moe_block_experts[blockIdx.z];
+}
+
 template <typename T, bool kMoe = false>
 __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int token, int n0,
                                                   float lo, float hi, int split) {
@@ -117,11 +150,11 @@ __device__ __forceinline__ void store_output_pair(const DecodeParams& p, int tok
   if constexpr (kMoe) {
     if (p.moe_direct_output != 0) {  // the fused combine (DecodeParams): split plans end here
       if (token >= p.m || n0 >= p.n) return;
-      const int32_t choice = p.moe_sorted_rows[token];
+      const int32_t choice = moe_choice_of(p, token);
       if (choice < 0) return;  // a padding slot
       const bool both = n0 + 1 < p.n;
       if (p.bias != nullptr) {
-        const int64_t expert = p.moe_block_experts[blockIdx.z];  // the CTA's block's
+        const int64_t expert = moe_expert_of(p);
         const T* bias = static_cast<const T*>(p.bias) + expert * p.n;
         lo += static_cast<float>(bias[n0]);
         if (both) hi += static_cast<float>(bias[n0 + 1]);

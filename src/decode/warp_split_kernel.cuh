@@ -44,6 +44,7 @@
 #include "common/warp_uniform.cuh"
 #include "decode/config.h"
 #include "decode/decode_kernel.cuh"
+#include "decode/moe_block_rank.cuh"
 #include "decode/warp_split_epilogue.cuh"
 #include "decode/warp_split_work.h"
 
@@ -98,7 +99,8 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   [[maybe_unused]] int64_t expert = 0;
   if constexpr (kMoe) {
     gpu::wait_for_previous_grid();
-    expert = p.moe_block_experts[blockIdx.z];
+    expert = p.moe_self_align != 0 ? detail::moe_rank_block<T, kWarpCount * 32>(p, smem)
+                                   : p.moe_block_experts[blockIdx.z];
     if (expert < 0) return;
   }
   // The warp's blocks (warp_split_work.h): split grid, strip blockIdx.x and split blockIdx.y;
@@ -199,7 +201,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
     if constexpr (kMoe) {
       uint32_t source = token0 + row;  // the gathered slab's row, or the fused gather's below
       if (p.moe_gather_rows != 0) {
-        const int32_t choice = act_row_valid[u] ? p.moe_sorted_rows[token0 + row] : -1;
+        const int32_t choice = act_row_valid[u] ? detail::moe_choice_of(p, token0 + row) : -1;
         act_row_valid[u] = choice >= 0;
         source = choice >= 0 ? static_cast<uint32_t>(choice / p.moe_choices_per_row) : 0u;
       }

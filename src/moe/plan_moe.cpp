@@ -16,6 +16,11 @@ namespace moe {
 
 using ::sailfish::detail::align_up;
 
+// The self-aligned CTA's MoE slots (decode/moe_block_rank.cuh: a choice a block row, then the
+// expert), past the warps' stages.
+constexpr int kMoeSlotBytes = 256;
+static_assert(4 * (32 + 1) <= kMoeSlotBytes, "a block of 32 rows and its expert");
+
 Problem gemm_problem(const MoeProblem& problem, int64_t rows) {
   Problem p;
   p.m = rows;
@@ -82,6 +87,8 @@ Status resolve_options(const MoeOptions& options, MoeOptions* out) {
   std::optional<bool> flag;
   SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_MOE_FUSE", &flag));
   if (!r.fuse.has_value()) r.fuse = flag.value_or(true);
+  SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_MOE_SELF_ALIGN", &flag));
+  if (!r.self_align.has_value()) r.self_align = flag.value_or(true);
   SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_PDL", &flag));
   if (!r.programmatic_dependent_launch.has_value()) {
     r.programmatic_dependent_launch = flag.value_or(true);
@@ -139,30 +146,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
       g.bits, block_rows, decode::meta_rows_for(::sailfish::detail::group_shift(g)),
       problem.zero_kind != ZeroPointKind::kNone);
   d.warp_stages = decode::kStages;
-  d.shared_bytes = d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
-  int ctas_per_sm = 0;
-  SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &ctas_per_sm));
-  if (ctas_per_sm < 1) {
-    return internal_error("plan_moe: the MoE kernel does not fit on an SM (", d.token_tiles,
-                          " token tiles, ", d.shared_bytes, " bytes of shared memory)");
-  }
-  // Split K over the blocks an even routing fills (the real count is known on the device only),
-  // at most the cluster epilogue's 8 ranks, and only as deep as clusters of that size are resident.
-  const int64_t expected = std::min(
-      plan.align.max_blocks, moe_expected_blocks(choices, problem.local_experts, block_rows));
-  int splits = static_cast<int>(options.splits.value_or(decode::warp_split_count(
-      g.n_blocks, std::max<int64_t>(expected, 1), g.k_blocks, sm_count, ctas_per_sm)));
-  splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
-  if (q.compute_major < 9) splits = 1;
-  int clusters = 0;
-  while (splits > 1) {
-    SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
-    if (clusters >= 1) break;
-    --splits;
-  }
-  d.splits = splits;
-  d.epilogue = static_cast<int>(splits > 1 ? decode::Epilogue::kCluster : decode::Epilogue::kStore);
-  d.resident_ctas = ctas_per_sm;
+  const int stage_area =
+      d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
 
   // The fused steps (MoePlan says when each applies). The lean loop of 4 token tiles reads whole
   // 64-column blocks with no K tail test (decode/tile_shapes.h, warp_split_reads_whole_blocks),
@@ -177,6 +162,46 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   plan.fused_combine = fuse && (problem.gemm.output == MoeOutput::kChoice || problem.top_k == 1) &&
                        problem.local_experts == problem.experts;
 
+  // The grid at a shared-memory size: CTAs an SM, and the split depth. Split K over the blocks an
+  // even routing fills (the real count is known on the device only), at most the cluster
+  // epilogue's 8 ranks, and only as deep as clusters of that size are resident.
+  int ctas_per_sm = 0, splits = 1;
+  auto plan_grid = [&](int shared_bytes) -> Status {
+    d.shared_bytes = shared_bytes;
+    SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &ctas_per_sm));
+    if (ctas_per_sm < 1) {
+      return internal_error("plan_moe: the MoE kernel does not fit on an SM (", d.token_tiles,
+                            " token tiles, ", d.shared_bytes, " bytes of shared memory)");
+    }
+    const int64_t expected = std::min(
+        plan.align.max_blocks, moe_expected_blocks(choices, problem.local_experts, block_rows));
+    splits = static_cast<int>(options.splits.value_or(decode::warp_split_count(
+        g.n_blocks, std::max<int64_t>(expected, 1), g.k_blocks, sm_count, ctas_per_sm)));
+    splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
+    if (q.compute_major < 9) splits = 1;
+    int clusters = 0;
+    while (splits > 1) {
+      SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
+      if (clusters >= 1) break;
+      --splits;
+    }
+    return Status();
+  };
+  // Self-align: the ranking's scratch (decode/moe_block_rank.cuh) in the stages, its slots past
+  // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs.
+  const int64_t rank_scratch = 4 * (problem.local_experts + choices) + 64;
+  plan.self_align = options.self_align.value_or(true) && plan.fused_gather &&
+                    choices <= kMoeSelfAlignMaxChoices &&
+                    problem.local_experts <= kMoeSelfAlignMaxExperts && rank_scratch <= stage_area;
+  if (plan.self_align) {
+    SF_RETURN_IF_ERROR(plan_grid(stage_area + kMoeSlotBytes));
+    plan.self_align = g.n_blocks * splits * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
+  }
+  if (!plan.self_align) SF_RETURN_IF_ERROR(plan_grid(stage_area));
+  d.splits = splits;
+  d.epilogue = static_cast<int>(splits > 1 ? decode::Epilogue::kCluster : decode::Epilogue::kStore);
+  d.resident_ctas = ctas_per_sm;
+
   const size_t act_bytes = dtype_bytes(problem.act_dtype);
   const size_t gathered_bytes =
       plan.fused_gather ? 0 : static_cast<size_t>(rows * g.k_pad) * act_bytes;
@@ -190,8 +215,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
       "moe: blocks of ", block_rows, " rows (",
       options.block_rows ? "forced" : "average rows an expert", "), up to ", plan.align.max_blocks,
       " blocks, ", splits, " split", splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm,
-      " CTAs an SM, gather ", plan.fused_gather ? "fused" : "kernel", ", combine ",
-      plan.fused_combine ? "fused" : "kernel");
+      " CTAs an SM, align ", plan.self_align ? "in the GEMM" : "kernel", ", gather ",
+      plan.fused_gather ? "fused" : "kernel", ", combine ", plan.fused_combine ? "fused" : "kernel");
   *out = std::move(plan);
   return Status();
 }

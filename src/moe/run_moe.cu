@@ -1,6 +1,8 @@
 // run_moe: a MoE GEMM in two to four launches (docs/MOE.md), none of them synchronizing with the
 // host:
-//   1. the align step (align_kernel.cu): the routing sorted into blocks of one expert each;
+//   1. the align step (align_kernel.cu): the routing sorted into blocks of one expert each; or,
+//      self-aligned (MoePlan::self_align, decode sizes), no launch: every expert GEMM CTA ranks
+//      the routing itself (decode/moe_block_rank.cuh);
 //   2. the gather, unless fused (MoePlan::fused_gather): each block's activation rows copied into
 //      a [rows][k_pad] slab, zero past K and in padding rows. Fused, the expert GEMM's copies read
 //      A's rows in place through the sorted rows;
@@ -195,9 +197,11 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   T* products = reinterpret_cast<T*>(ws + plan.products_offset);
 
   const bool pdl = plan.gemm.programmatic_dependent_launch;
-  SF_RETURN_IF_ERROR(moe::launch_align_step(args.routing, layout, align, layout.bytes, stream, pdl,
-                                            plan.fused_combine ? args.y : nullptr,
-                                            g.n * static_cast<int64_t>(sizeof(T))));
+  if (!plan.self_align) {
+    SF_RETURN_IF_ERROR(moe::launch_align_step(args.routing, layout, align, layout.bytes, stream,
+                                              pdl, plan.fused_combine ? args.y : nullptr,
+                                              g.n * static_cast<int64_t>(sizeof(T))));
+  }
 
   if (!plan.fused_gather) {
     GatherArgs<T> gather;
@@ -250,6 +254,19 @@ Status run_typed(const MoePlan& plan, const MoeRunArgs& args, char* ws, cudaStre
   params.moe_gather_rows = plan.fused_gather ? 1 : 0;
   params.moe_choices_per_row = p.gemm.input == MoeInput::kToken ? p.top_k : 1;
   params.moe_direct_output = plan.fused_combine ? 1 : 0;
+  if (plan.self_align) {
+    params.moe_self_align = 1;
+    params.moe_topk_ids = args.routing.topk_ids;
+    params.moe_expert_map = args.routing.expert_map;
+    params.moe_choices = static_cast<int32_t>(p.tokens * p.top_k);
+    params.moe_experts = p.experts;
+    params.moe_local_experts = p.local_experts;
+    params.moe_slots_offset =
+        d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
+    // The combine kernel's inputs, which no align step writes here.
+    params.moe_block_experts_out = reinterpret_cast<int32_t*>(align + layout.block_experts_offset);
+    params.moe_choice_slots_out = reinterpret_cast<int32_t*>(align + layout.choice_slots_offset);
+  }
   params.moe_row_weights =
       plan.fused_combine && p.gemm.apply_router_weights ? args.routing.topk_weights : nullptr;
   const dim3 grid(static_cast<unsigned>(g.n_blocks), static_cast<unsigned>(d.splits),

@@ -89,6 +89,22 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
       ((p.gemm.output == MoeOutput::kChoice || p.top_k == 1) && p.local_experts == p.experts)) {
     return "fused combine";
   }
+  // Self-align: the ranking's scratch fits the stages, its slots sit past them, the grid is one
+  // wave (every CTA ranks), within the limits the header names.
+  const int stage_area =
+      d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
+  if (plan.self_align) {
+    const int64_t choices = p.tokens * p.top_k;
+    if (!plan.fused_gather || choices > kMoeSelfAlignMaxChoices ||
+        p.local_experts > kMoeSelfAlignMaxExperts) {
+      return "self-align limits";
+    }
+    if (4 * (p.local_experts + choices) + 64 > stage_area) return "self-align scratch";
+    if (d.shared_bytes < stage_area + 4 * (plan.block_rows + 1)) return "self-align slots";
+    if (g.n_blocks * d.splits * d.m_groups > int64_t(model.sm_count) * d.resident_ctas) {
+      return "self-align past one wave";
+    }
+  }
   const size_t rows = static_cast<size_t>(plan.gemm.problem.m);
   const size_t act = dtype_bytes(p.act_dtype);
   if (plan.align_offset % 256 || plan.gathered_offset % 256 || plan.products_offset % 256) {
@@ -282,12 +298,15 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
   EXPECT_FALSE(r.block_rows.has_value());
   EXPECT_FALSE(r.splits.has_value());
   EXPECT_EQ(r.fuse, true);
+  EXPECT_EQ(r.self_align, true);
   EXPECT_EQ(r.programmatic_dependent_launch, true);
   {
     ScopedEnv fuse("SAILFISH_MOE_FUSE", "0");
     ScopedEnv pdl("SAILFISH_PDL", "0");
+    ScopedEnv self("SAILFISH_MOE_SELF_ALIGN", "0");
     ASSERT_TRUE(moe::resolve_options({}, &r).ok());
     EXPECT_EQ(r.fuse, false);
+    EXPECT_EQ(r.self_align, false);
     EXPECT_EQ(r.programmatic_dependent_launch, false);
     MoeOptions set;
     set.fuse = true;
@@ -304,10 +323,22 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
     EXPECT_FALSE(plan.fused_combine);
     EXPECT_FALSE(plan.gemm.programmatic_dependent_launch);
     EXPECT_GE(plan.workspace_bytes, plan.products_offset + size_t(8 * 8 * 1536 * 2));
+    EXPECT_FALSE(plan.self_align);
     ASSERT_TRUE(plan_on_model(model, p, {}, &plan).ok());
     EXPECT_TRUE(plan.fused_gather);
     EXPECT_TRUE(plan.fused_combine);
+    EXPECT_TRUE(plan.self_align);  // one token, top 8 of 128: 24 strips x 8 blocks, one wave
     EXPECT_TRUE(plan.gemm.programmatic_dependent_launch);
+    MoeOptions aligned;
+    aligned.self_align = false;
+    ASSERT_TRUE(plan_on_model(model, p, aligned, &plan).ok());
+    EXPECT_TRUE(plan.fused_gather);
+    EXPECT_FALSE(plan.self_align);
+    // 64 tokens: up to 176 blocks of 24 strips, several waves; the align launch stays.
+    MoeProblem wide = p;
+    wide.tokens = 64;
+    ASSERT_TRUE(plan_on_model(model, wide, {}, &plan).ok());
+    EXPECT_FALSE(plan.self_align);
   }
   {
     ScopedEnv block("SAILFISH_MOE_BLOCK_ROWS", "16");
@@ -325,7 +356,8 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
   const std::pair<const char*, const char*> bad[] = {
       {"SAILFISH_MOE_BLOCK_ROWS", "12"},      {"SAILFISH_MOE_BLOCK_ROWS", "64"},
       {"SAILFISH_MOE_BLOCK_ROWS", "sixteen"}, {"SAILFISH_MOE_SPLITS", "9"},
-      {"SAILFISH_MOE_SPLITS", "0"},           {"SAILFISH_MOE_FUSE", "yes please"}};
+      {"SAILFISH_MOE_SPLITS", "0"},           {"SAILFISH_MOE_FUSE", "yes please"},
+      {"SAILFISH_MOE_SELF_ALIGN", "2"}};
   for (const auto& [name, value] : bad) {
     ScopedEnv env(name, value);
     const Status st = moe::resolve_options({}, &r);

@@ -50,6 +50,7 @@ struct MoeCase {
     if (options.block_rows) out << ", block " << *options.block_rows;
     if (options.splits) out << ", splits " << *options.splits;
     if (options.fuse) out << (*options.fuse ? ", fused" : ", unfused");
+    if (options.self_align) out << (*options.self_align ? ", self-aligned" : ", align kernel");
     if (options.programmatic_dependent_launch) {
       out << (*options.programmatic_dependent_launch ? ", PDL" : ", no PDL");
     }
@@ -110,8 +111,10 @@ std::vector<double> plain_moe(const MoeRouting& r, const MoeGemm& gemm,
   return y;
 }
 
-// Runs one case end to end; fails the test with the figures where it is wrong.
-void check_case(const MoeCase& c, uint64_t seed) {
+// Runs one case end to end; fails the test with the figures where it is wrong. bits: Y's bits,
+// if asked for; plan: the plan it ran.
+void check_case(const MoeCase& c, uint64_t seed, std::vector<uint16_t>* bits = nullptr,
+                MoePlan* ran_plan = nullptr) {
   SCOPED_TRACE(c.name());
   std::mt19937_64 rng(seed);
   MoeRouting r;
@@ -156,6 +159,7 @@ void check_case(const MoeCase& c, uint64_t seed) {
   const Status planned = plan_moe(problem, -1, c.options, &plan);
   ASSERT_TRUE(planned.ok()) << planned.to_string();
   SCOPED_TRACE(plan.reason);
+  if (ran_plan != nullptr) *ran_plan = plan;
 
   const int64_t out_rows = c.gemm.output_rows(r);
   // Invalid choices (kChoice output): the device sees an id past the experts at every third
@@ -210,6 +214,7 @@ void check_case(const MoeCase& c, uint64_t seed) {
     const std::vector<uint16_t> y_bits = d_y.download<uint16_t>();
     if (run == 0) {
       first = y_bits;
+      if (bits != nullptr) *bits = y_bits;
     } else {
       ASSERT_EQ(y_bits, first) << "a second run gave other bits";
     }
@@ -397,6 +402,56 @@ TEST(MoeGemmGpu, FusedAndUnfusedStepsWithAndWithoutPdl) {
         check_case(c, seed + i++);
       }
     }
+  }
+}
+
+// v3's self-aligned GEMM (MoePlan::self_align: no align launch, every CTA ranks the routing) gives
+// the bits the align kernel's plan gives, with the fused combine and with the combine kernel
+// (whose block experts and choice slots the GEMM then writes), under expert parallelism, with
+// invalid choices, at every block size and split depth.
+TEST(MoeGemmGpu, SelfAlignedGemmMatchesTheAlignKernelBitForBit) {
+  SF_SKIP_WITHOUT_GPU();
+  const uint64_t seed = testing::test_seed() + 150;
+  std::vector<MoeCase> cases;
+  cases.push_back(gate_up(1, 8, 64, 256, 512));
+  cases.push_back(down(1, 8, 64, 512, 256));
+  MoeCase biased = down(3, 2, 8, 192, 320);
+  biased.bias = true;
+  cases.push_back(biased);
+  MoeCase single = down(5, 1, 6, 136, 192);
+  single.bias = true;
+  cases.push_back(single);
+  MoeCase ranks = gate_up(6, 4, 16, 128, 256);
+  ranks.expert_parallel = true;
+  cases.push_back(ranks);
+  MoeCase invalid = gate_up(4, 3, 8, 128, 256);
+  invalid.invalid_choices = 3;
+  cases.push_back(invalid);
+  for (int block : kMoeBlockRowChoices) {
+    for (int64_t splits : {1, 3}) {
+      MoeCase c = down(12, 4, 8, 128, 1024);
+      c.options.block_rows = block;
+      c.options.splits = splits;
+      cases.push_back(c);
+    }
+  }
+  MoeCase zeros = gate_up(6, 2, 8, 128, 256);
+  zeros.format = testing::kWeightFormats[1];
+  zeros.dtype = DType::kF16;
+  cases.push_back(zeros);
+  int i = 0;
+  for (MoeCase c : cases) {
+    std::vector<uint16_t> self_bits, kernel_bits;
+    MoePlan self_plan, kernel_plan;
+    c.options.self_align = true;
+    check_case(c, seed + i, &self_bits, &self_plan);
+    c.options.self_align = false;
+    check_case(c, seed + i, &kernel_bits, &kernel_plan);
+    EXPECT_TRUE(self_plan.self_align) << c.name() << ": " << self_plan.reason;
+    EXPECT_FALSE(kernel_plan.self_align) << c.name();
+    EXPECT_FALSE(self_bits.empty()) << c.name();
+    EXPECT_EQ(self_bits, kernel_bits) << c.name() << ": the two plans gave other bits";
+    ++i;
   }
 }
 
