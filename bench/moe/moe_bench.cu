@@ -9,8 +9,9 @@
 //                      [--launches 20] [--replays 15] [--baseline]
 //
 // --baseline also times, in the same run and graphs, the layer as v1 ran it (four launches, no
-// programmatic dependent launch: MoeOptions::fuse and programmatic_dependent_launch off) and with
-// the launches overlapped but unfused (fuse off), so each step's gain is measured side by side.
+// programmatic dependent launch: MoeOptions::fuse and programmatic_dependent_launch off), with
+// the launches overlapped but unfused (fuse off, v2's first step), and fused with the align
+// launch kept (self_align off, v2), so each step's gain is measured side by side.
 //
 // Exit status: 0 every row ran; 1 an error; 2 no CUDA device.
 #include <cuda_runtime_api.h>
@@ -123,7 +124,8 @@ struct Row {
   int64_t tokens = 0;
   int touched = 0;  // distinct experts the routing picked
   double us = 0, floor_us = 0, roof_us = 0;
-  double unfused_us = 0, v1_us = 0;  // --baseline: fuse off; fuse and PDL off (v1)
+  // --baseline: self-align off (v2); fuse off; fuse and PDL off (v1)
+  double aligned_us = 0, unfused_us = 0, v1_us = 0;
   std::string plan;
 };
 
@@ -162,8 +164,11 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
                                : MoeGemm{MoeInput::kChoice, MoeOutput::kTokenSum, true};
   const MoeProblem problem = MoeProblem::for_experts(experts.views[0], tokens, layer.top_k,
                                                      layer.experts, gemm, dtype, false);
-  MoePlan plan, unfused, v1;
+  MoePlan plan, aligned, unfused, v1;
   SF_RETURN_IF_ERROR(plan_moe(problem, -1, MoeOptions{}, &plan));
+  MoeOptions aligned_options;
+  aligned_options.self_align = false;
+  SF_RETURN_IF_ERROR(plan_moe(problem, -1, aligned_options, &aligned));
   MoeOptions unfused_options;
   unfused_options.fuse = false;
   SF_RETURN_IF_ERROR(plan_moe(problem, -1, unfused_options, &unfused));
@@ -177,7 +182,8 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   SF_RETURN_IF_ERROR(d_a.allocate(static_cast<size_t>(in_rows * g.k) * 2));
   SF_RETURN_IF_ERROR(d_y.allocate(static_cast<size_t>(out_rows * g.n) * 2));
   SF_RETURN_IF_ERROR(d_ws.allocate(
-      std::max<size_t>({plan.workspace_bytes, unfused.workspace_bytes, v1.workspace_bytes, 256})));
+      std::max<size_t>({plan.workspace_bytes, aligned.workspace_bytes, unfused.workspace_bytes,
+                        v1.workspace_bytes, 256})));
   SF_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
   SF_CUDA_CHECK(
       cudaMemcpy(d_weights.get(), weights.data(), weights.size() * 4, cudaMemcpyHostToDevice));
@@ -208,6 +214,7 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   };
   SF_RETURN_IF_ERROR(time_plan(plan, &row->us));
   if (args.baseline) {
+    SF_RETURN_IF_ERROR(time_plan(aligned, &row->aligned_us));
     SF_RETURN_IF_ERROR(time_plan(unfused, &row->unfused_us));
     SF_RETURN_IF_ERROR(time_plan(v1, &row->v1_us));
   }
@@ -255,9 +262,9 @@ int main_impl(int argc, char** argv) {
               args.bits);
   if (args.baseline) {
     std::printf(
-        "| layer | proj | tokens | experts hit | us | unfused us | v1 us | v1 / us | floor us | "
-        "x floor | %% roof | plan |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "| layer | proj | tokens | experts hit | us | align kernel us | unfused us | v1 us | "
+        "v1 / us | floor us | x floor | %% roof | plan |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   } else {
     std::printf(
         "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | plan |\n");
@@ -287,7 +294,8 @@ int main_impl(int argc, char** argv) {
         std::printf("| %s | %s | %lld | %d | %.2f | ", row.layer.c_str(), row.projection.c_str(),
                     static_cast<long long>(row.tokens), row.touched, row.us);
         if (args.baseline) {
-          std::printf("%.2f | %.2f | %.2f | ", row.unfused_us, row.v1_us, row.v1_us / row.us);
+          std::printf("%.2f | %.2f | %.2f | %.2f | ", row.aligned_us, row.unfused_us, row.v1_us,
+                      row.v1_us / row.us);
         }
         std::printf("%.2f | %.2f | %.1f | %s |\n", row.floor_us, row.us / row.floor_us,
                     100.0 * row.roof_us / row.us, row.plan.c_str());
