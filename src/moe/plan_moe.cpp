@@ -188,16 +188,23 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
     return Status();
   };
   // Self-align: the ranking's scratch (decode/moe_block_rank.cuh) in the stages, its slots past
-  // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs.
+  // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs, and not
+  // with split K: Mixtral 8x7B down at one token (four clustered splits, 512 CTAs) ran 31.8 us
+  // self-aligned against 27.4 with the align launch (H200, docs/perf/moe.md v3).
   const int64_t rank_scratch = 4 * (problem.local_experts + choices) + 64;
+  SF_RETURN_IF_ERROR(plan_grid(stage_area));
   plan.self_align = options.self_align.value_or(true) && plan.fused_gather &&
                     choices <= kMoeSelfAlignMaxChoices &&
-                    problem.local_experts <= kMoeSelfAlignMaxExperts && rank_scratch <= stage_area;
-  if (plan.self_align) {
-    SF_RETURN_IF_ERROR(plan_grid(stage_area + kMoeSlotBytes));
-    plan.self_align = g.n_blocks * splits * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
+                    problem.local_experts <= kMoeSelfAlignMaxExperts &&
+                    rank_scratch <= stage_area && splits == 1 &&
+                    g.n_blocks * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
+  if (plan.self_align) {  // the slots, if the SM still holds as many CTAs with them
+    d.shared_bytes = stage_area + kMoeSlotBytes;
+    int with_slots = 0;
+    SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &with_slots));
+    plan.self_align = with_slots == ctas_per_sm;
+    if (!plan.self_align) d.shared_bytes = stage_area;
   }
-  if (!plan.self_align) SF_RETURN_IF_ERROR(plan_grid(stage_area));
   d.splits = splits;
   d.epilogue = static_cast<int>(splits > 1 ? decode::Epilogue::kCluster : decode::Epilogue::kStore);
   d.resident_ctas = ctas_per_sm;

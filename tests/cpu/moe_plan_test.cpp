@@ -101,8 +101,8 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
     }
     if (4 * (p.local_experts + choices) + 64 > stage_area) return "self-align scratch";
     if (d.shared_bytes < stage_area + 4 * (plan.block_rows + 1)) return "self-align slots";
-    if (g.n_blocks * d.splits * d.m_groups > int64_t(model.sm_count) * d.resident_ctas) {
-      return "self-align past one wave";
+    if (d.splits != 1 || g.n_blocks * d.m_groups > int64_t(model.sm_count) * d.resident_ctas) {
+      return "self-align past one wave, or split";
     }
   }
   const size_t rows = static_cast<size_t>(plan.gemm.problem.m);
