@@ -116,8 +116,9 @@ struct MoeOptions {
   // SAILFISH_MOE_FUSE = 0/1 (default 1): the gather and the combine run inside the expert GEMM
   // where the shape allows (MoePlan::fused_gather, fused_combine); 0 keeps the four launches.
   std::optional<bool> fuse;
-  // SAILFISH_MOE_SELF_ALIGN = 0/1 (default 1): with fuse, the expert GEMM ranks the routing
-  // itself where MoePlan::self_align allows; 0 keeps the align launch.
+  // SAILFISH_MOE_SELF_ALIGN = 0/1 (default: the rule MoePlan::self_align states): with fuse, the
+  // expert GEMM ranks the routing itself; 0 keeps the align launch, 1 self-aligns split grids too
+  // (within one wave), which the rule leaves out.
   std::optional<bool> self_align;
   // SAILFISH_PDL = 0/1 (default 1): each launch after the first may start while the one before it
   // drains (Hopper's programmatic dependent launch; every kernel waits before reading its inputs).

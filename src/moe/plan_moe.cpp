@@ -88,7 +88,7 @@ Status resolve_options(const MoeOptions& options, MoeOptions* out) {
   SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_MOE_FUSE", &flag));
   if (!r.fuse.has_value()) r.fuse = flag.value_or(true);
   SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_MOE_SELF_ALIGN", &flag));
-  if (!r.self_align.has_value()) r.self_align = flag.value_or(true);
+  if (!r.self_align.has_value()) r.self_align = flag;  // unset: plan_moe's rule
   SF_RETURN_IF_ERROR(api::env_bool("SAILFISH_PDL", &flag));
   if (!r.programmatic_dependent_launch.has_value()) {
     r.programmatic_dependent_launch = flag.value_or(true);
@@ -190,19 +190,22 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   // Self-align: the ranking's scratch (decode/moe_block_rank.cuh) in the stages, its slots past
   // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs, and not
   // with split K: Mixtral 8x7B down at one token (four clustered splits, 512 CTAs) ran 31.8 us
-  // self-aligned against 27.4 with the align launch (H200, docs/perf/moe.md v3).
+  // self-aligned against 27.4 with the align launch (H200, docs/perf/moe.md v3). Asked for
+  // (options.self_align true), split grids self-align too, for measurements.
   const int64_t rank_scratch = 4 * (problem.local_experts + choices) + 64;
   SF_RETURN_IF_ERROR(plan_grid(stage_area));
+  const bool asked = options.self_align.value_or(false);
   plan.self_align = options.self_align.value_or(true) && plan.fused_gather &&
                     choices <= kMoeSelfAlignMaxChoices &&
                     problem.local_experts <= kMoeSelfAlignMaxExperts &&
-                    rank_scratch <= stage_area && splits == 1 &&
-                    g.n_blocks * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
-  if (plan.self_align) {  // the slots, if the SM still holds as many CTAs with them
+                    rank_scratch <= stage_area && (splits == 1 || asked) &&
+                    g.n_blocks * splits * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
+  if (plan.self_align) {  // the slots, if the SM still holds as many CTAs (and clusters) with them
     d.shared_bytes = stage_area + kMoeSlotBytes;
-    int with_slots = 0;
+    int with_slots = 0, clusters = 1;
     SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &with_slots));
-    plan.self_align = with_slots == ctas_per_sm;
+    if (splits > 1) SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
+    plan.self_align = with_slots == ctas_per_sm && clusters >= 1;
     if (!plan.self_align) d.shared_bytes = stage_area;
   }
   d.splits = splits;

@@ -101,8 +101,8 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
     }
     if (4 * (p.local_experts + choices) + 64 > stage_area) return "self-align scratch";
     if (d.shared_bytes < stage_area + 4 * (plan.block_rows + 1)) return "self-align slots";
-    if (d.splits != 1 || g.n_blocks * d.m_groups > int64_t(model.sm_count) * d.resident_ctas) {
-      return "self-align past one wave, or split";
+    if (g.n_blocks * d.splits * d.m_groups > int64_t(model.sm_count) * d.resident_ctas) {
+      return "self-align past one wave";
     }
   }
   const size_t rows = static_cast<size_t>(plan.gemm.problem.m);
@@ -298,7 +298,7 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
   EXPECT_FALSE(r.block_rows.has_value());
   EXPECT_FALSE(r.splits.has_value());
   EXPECT_EQ(r.fuse, true);
-  EXPECT_EQ(r.self_align, true);
+  EXPECT_FALSE(r.self_align.has_value());  // plan_moe's rule
   EXPECT_EQ(r.programmatic_dependent_launch, true);
   {
     ScopedEnv fuse("SAILFISH_MOE_FUSE", "0");
@@ -334,6 +334,20 @@ TEST(MoePlan, OptionsFromTheEnvironment) {
     ASSERT_TRUE(plan_on_model(model, p, aligned, &plan).ok());
     EXPECT_TRUE(plan.fused_gather);
     EXPECT_FALSE(plan.self_align);
+    // Split K keeps the align launch unless self-align is asked for.
+    MoeProblem down = p;
+    down.gemm = {MoeInput::kChoice, MoeOutput::kTokenSum, true};
+    ASSERT_TRUE(PackedGeometry::make(4096, 14336, 4, 128, &down.geometry).ok());  // Mixtral down
+    down.tokens = 1;
+    down.top_k = 2;
+    down.experts = down.local_experts = 8;
+    ASSERT_TRUE(plan_on_model(model, down, {}, &plan).ok());
+    ASSERT_GT(plan.gemm.decode.splits, 1) << plan.reason;
+    EXPECT_FALSE(plan.self_align);
+    MoeOptions asked;
+    asked.self_align = true;
+    ASSERT_TRUE(plan_on_model(model, down, asked, &plan).ok());
+    EXPECT_TRUE(plan.self_align) << plan.reason;
     // 64 tokens: up to 176 blocks of 24 strips, several waves; the align launch stays.
     MoeProblem wide = p;
     wide.tokens = 64;
