@@ -12,9 +12,10 @@
 //   4. the combine, unless fused (MoePlan::fused_combine): Y from the products through
 //      choice_slots, times the router weights, plus the expert's bias, summed over a token's
 //      choices in choice order for kTokenSum.
-// Under programmatic dependent launch (the plan's gemm.programmatic_dependent_launch) each launch
-// after the align step may start while the one before drains; every kernel waits for it before
-// reading anything, and writes nothing before that wait.
+// Under programmatic dependent launch (the plan's gemm.programmatic_dependent_launch) every launch
+// may start while the one before it drains (the first one: the caller's kernel before run_moe);
+// every kernel waits for it before reading anything, and writes nothing before that wait, so a
+// layer never overlaps the previous layer's use of the same workspace or Y.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
