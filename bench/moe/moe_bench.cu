@@ -182,9 +182,9 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   SF_RETURN_IF_ERROR(d_weights.allocate(weights.size() * 4));
   SF_RETURN_IF_ERROR(d_a.allocate(static_cast<size_t>(in_rows * g.k) * 2));
   SF_RETURN_IF_ERROR(d_y.allocate(static_cast<size_t>(out_rows * g.n) * 2));
-  SF_RETURN_IF_ERROR(d_ws.allocate(
-      std::max<size_t>({plan.workspace_bytes, aligned.workspace_bytes, unfused.workspace_bytes,
-                        v1.workspace_bytes, 256})));
+  SF_RETURN_IF_ERROR(
+      d_ws.allocate(std::max<size_t>({plan.workspace_bytes, aligned.workspace_bytes,
+                                      unfused.workspace_bytes, v1.workspace_bytes, 256})));
   SF_CUDA_CHECK(cudaMemcpy(d_ids.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
   SF_CUDA_CHECK(
       cudaMemcpy(d_weights.get(), weights.data(), weights.size() * 4, cudaMemcpyHostToDevice));
@@ -219,9 +219,10 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
     // Rounds in alternating order, each variant's median: on the large rows the variant timed
     // first ran up to 15% faster than the same plan timed after it (the first --baseline run,
     // docs/perf/moe.md v3), so no variant may always go first.
-    const std::pair<const MoePlan*, double*> variants[] = {
-        {&plan, &row->us}, {&aligned, &row->aligned_us}, {&unfused, &row->unfused_us},
-        {&v1, &row->v1_us}};
+    const std::pair<const MoePlan*, double*> variants[] = {{&plan, &row->us},
+                                                           {&aligned, &row->aligned_us},
+                                                           {&unfused, &row->unfused_us},
+                                                           {&v1, &row->v1_us}};
     constexpr int kVariants = 4, kRounds = 3;
     double times[kVariants][kRounds];
     for (int r = 0; r < kRounds; ++r) {

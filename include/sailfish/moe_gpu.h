@@ -151,8 +151,8 @@ struct MoePlan {
   bool fused_combine = false;
   // No align launch: each expert GEMM CTA ranks the routing itself (fused gather only, at most
   // kMoeSelfAlignMaxChoices choices and kMoeSelfAlignMaxExperts local experts, one split, a grid
-  // within one wave, since every CTA pays for the ranking). The workspace's align arrays then hold only what
-  // the combine kernel reads (block experts and choice slots), written by the GEMM.
+  // within one wave, since every CTA pays for the ranking). The workspace's align arrays then hold
+  // only what the combine kernel reads (block experts and choice slots), written by the GEMM.
   bool self_align = false;
   size_t align_offset = 0;     // workspace offsets (bytes)
   size_t gathered_offset = 0;  // [gemm rows][k_pad] act_dtype: the blocks' activation rows

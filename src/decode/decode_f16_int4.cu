@@ -6,7 +6,8 @@ template Status launch_main_kernel<__half, 4>(const DecodeParams&, int, bool, in
                                               int, bool, cudaStream_t);
 template Status main_kernel_occupancy<__half, 4>(int, bool, bool, int, bool, int, int, int*);
 template Status warp_split_max_clusters<__half, 4>(int, bool, int, bool, int, int, int, int*);
-template Status launch_moe_kernel<__half, 4>(const DecodeParams&, int, dim3, int, bool, cudaStream_t);
+template Status launch_moe_kernel<__half, 4>(const DecodeParams&, int, dim3, int, bool,
+                                             cudaStream_t);
 template Status moe_kernel_occupancy<__half, 4>(int, bool, int, int*);
 template Status moe_max_clusters<__half, 4>(int, bool, int, int, int*);
 }  // namespace sailfish::decode

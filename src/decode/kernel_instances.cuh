@@ -317,13 +317,11 @@ Status launch_moe_kernel(const DecodeParams& params, int token_tiles, dim3 grid,
   if (params.moe_block_experts == nullptr || params.stream_k_strips != 0) {
     return internal_error("decode: a MoE launch needs the block experts and the split grid");
   }
-  return detail::dispatch_moe(
-      token_tiles, params.zero_fold != nullptr, [&](auto tiles, auto zero) {
-        return detail::launch_tiles<T, kBits, decltype(tiles)::value, true, decltype(zero)::value,
-                                    kStages, false, kWarpSplitWarps, true>(params, grid,
-                                                                          shared_bytes, pdl,
-                                                                          stream);
-      });
+  return detail::dispatch_moe(token_tiles, params.zero_fold != nullptr, [&](auto tiles, auto zero) {
+    return detail::launch_tiles<T, kBits, decltype(tiles)::value, true, decltype(zero)::value,
+                                kStages, false, kWarpSplitWarps, true>(params, grid, shared_bytes,
+                                                                       pdl, stream);
+  });
 }
 
 template <typename T, int kBits>

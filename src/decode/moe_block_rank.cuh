@@ -53,9 +53,9 @@ __device__ int32_t moe_rank_block(const DecodeParams& p, uint8_t* scratch) {
   const int tid = threadIdx.x;
   const int experts = p.moe_local_experts, choices = p.moe_choices, rows = p.act_rows;
   int32_t* counts = reinterpret_cast<int32_t*>(scratch);  // [experts]
-  int32_t* local = counts + experts;                       // [choices]
-  int32_t* totals = local + choices;                       // [kThreads / 32]
-  int32_t* found = totals + kThreads / 32;                 // expert, first rank
+  int32_t* local = counts + experts;                      // [choices]
+  int32_t* totals = local + choices;                      // [kThreads / 32]
+  int32_t* found = totals + kThreads / 32;                // expert, first rank
   int32_t* slots = moe_slots(p);
   const bool first_of_block = blockIdx.x == 0 && blockIdx.y == 0;
   const bool first_cta = first_of_block && blockIdx.z == 0;

@@ -73,8 +73,8 @@ __device__ __forceinline__ void sum_parked_warps(const uint8_t* smem, int region
 // read.
 template <typename T, int kTiles, int kWarpCount, bool kMoe = false>
 __device__ __forceinline__ void cluster_reduce_and_store(const DecodeParams& p, uint8_t* smem,
-                                                         int strip, int token0, int split,
-                                                         int warp, int lane) {
+                                                         int strip, int token0, int split, int warp,
+                                                         int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   float* parked = reinterpret_cast<float*>(smem);  // warp 0's region
   gpu::cluster_sync();

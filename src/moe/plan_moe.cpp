@@ -226,7 +226,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
       options.block_rows ? "forced" : "average rows an expert", "), up to ", plan.align.max_blocks,
       " blocks, ", splits, " split", splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm,
       " CTAs an SM, align ", plan.self_align ? "in the GEMM" : "kernel", ", gather ",
-      plan.fused_gather ? "fused" : "kernel", ", combine ", plan.fused_combine ? "fused" : "kernel");
+      plan.fused_gather ? "fused" : "kernel", ", combine ",
+      plan.fused_combine ? "fused" : "kernel");
   *out = std::move(plan);
   return Status();
 }
