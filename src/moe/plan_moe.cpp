@@ -164,7 +164,11 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
 
   // The grid at a shared-memory size: CTAs an SM, and the split depth. Split K over the blocks an
   // even routing fills (the real count is known on the device only), at most the cluster
-  // epilogue's 8 ranks, and only as deep as clusters of that size are resident.
+  // epilogue's 8 ranks, and only as deep as the clusters of those blocks are all resident at once
+  // (a forced depth: as deep as one cluster is), as the dense tier's cluster_split_count asks.
+  // Before, any resident cluster would do: Mixtral 8x7B down at one token (64 strips x 2 blocks)
+  // took four splits, 512 CTAs in clusters of four that the GPCs do not hold at once, and ran
+  // 27.0 us; two splits ran 22.9 (21.9 self-aligned; H200, docs/perf/moe.md v3 probe).
   int ctas_per_sm = 0, splits = 1;
   auto plan_grid = [&](int shared_bytes) -> Status {
     d.shared_bytes = shared_bytes;
@@ -179,10 +183,11 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
         g.n_blocks, std::max<int64_t>(expected, 1), g.k_blocks, sm_count, ctas_per_sm)));
     splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
     if (q.compute_major < 9) splits = 1;
+    const int64_t needed = options.splits.has_value() ? 1 : g.n_blocks * std::max<int64_t>(expected, 1);
     int clusters = 0;
     while (splits > 1) {
       SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
-      if (clusters >= 1) break;
+      if (clusters >= needed) break;
       --splits;
     }
     return Status();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -146,10 +147,38 @@ TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizes) {
           const Status st = plan_on_model(model, *p, {}, &plan);
           ASSERT_TRUE(st.ok()) << what << ": " << st.to_string();
           EXPECT_EQ(broken_condition(plan, model), "") << what << ": " << plan.reason;
+          // The planned depth's clusters, one a (strip, expected block), are all resident.
+          const DecodePlan& d = plan.gemm.decode;
+          if (d.splits > 1) {
+            int clusters = 0;
+            ASSERT_TRUE(model.max_clusters(plan.gemm.problem, d, d.splits, &clusters).ok());
+            const int64_t expected = std::min(
+                plan.align.max_blocks,
+                moe_expected_blocks(p->tokens * p->top_k, p->local_experts, plan.block_rows));
+            EXPECT_GE(clusters, p->geometry.n_blocks * expected) << what << ": " << plan.reason;
+          }
         }
       }
     }
   }
+}
+
+// Mixtral 8x7B down at one token: 64 strips x 2 blocks of 224 k-blocks. Four splits' clusters of
+// four are not all resident (they ran 27.0 us on the H200); the plan takes a depth whose clusters
+// are (two splits ran 22.9, docs/perf/moe.md v3 probe).
+TEST(MoePlan, SplitClustersOfTheExpectedBlocksAreAllResident) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  MoeProblem p = moe_problem(1, 2, 8, 8, 4096, 14336, 4, ZeroPointKind::kNone, DType::kBF16,
+                             {MoeInput::kChoice, MoeOutput::kTokenSum, true});
+  MoePlan plan;
+  ASSERT_TRUE(plan_on_model(model, p, {}, &plan).ok());
+  EXPECT_GE(plan.gemm.decode.splits, 2) << plan.reason;
+  EXPECT_LT(plan.gemm.decode.splits, 4) << plan.reason;
+  std::printf("mixtral down, one token: %s\n", plan.reason.c_str());
+  MoeOptions forced;
+  forced.splits = 4;  // a forced depth needs only one resident cluster
+  ASSERT_TRUE(plan_on_model(model, p, forced, &plan).ok());
+  EXPECT_EQ(plan.gemm.decode.splits, 4) << plan.reason;
 }
 
 TEST(MoePlan, DefaultBlockRowsFollowTheRowsAnExpert) {
