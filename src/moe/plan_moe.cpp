@@ -162,43 +162,41 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   plan.fused_combine = fuse && (problem.gemm.output == MoeOutput::kChoice || problem.top_k == 1) &&
                        problem.local_experts == problem.experts;
 
-  // The grid at a shared-memory size: CTAs an SM, and the split depth. Split K over the blocks an
-  // even routing fills (the real count is known on the device only), at most the cluster
-  // epilogue's 8 ranks, and only as deep as the clusters of those blocks are all resident at once
-  // (a forced depth: as deep as one cluster is), as the dense tier's cluster_split_count asks.
-  // Before, any resident cluster would do: Mixtral 8x7B down at one token (64 strips x 2 blocks)
-  // took four splits, 512 CTAs in clusters of four that the GPCs do not hold at once, and ran
-  // 27.0 us; two splits ran 22.9 (21.9 self-aligned; H200, docs/perf/moe.md v3 probe).
-  int ctas_per_sm = 0, splits = 1;
-  auto plan_grid = [&](int shared_bytes) -> Status {
-    d.shared_bytes = shared_bytes;
-    SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &ctas_per_sm));
-    if (ctas_per_sm < 1) {
-      return internal_error("plan_moe: the MoE kernel does not fit on an SM (", d.token_tiles,
-                            " token tiles, ", d.shared_bytes, " bytes of shared memory)");
-    }
-    const int64_t expected = std::min(
-        plan.align.max_blocks, moe_expected_blocks(choices, problem.local_experts, block_rows));
-    splits = static_cast<int>(options.splits.value_or(decode::warp_split_count(
-        g.n_blocks, std::max<int64_t>(expected, 1), g.k_blocks, sm_count, ctas_per_sm)));
-    splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
-    if (q.compute_major < 9) splits = 1;
-    const int64_t needed = options.splits.has_value() ? 1 : g.n_blocks * std::max<int64_t>(expected, 1);
-    int clusters = 0;
-    while (splits > 1) {
-      SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
-      if (clusters >= needed) break;
-      --splits;
-    }
-    return Status();
-  };
+  // Split K over the blocks an even routing fills (the real count is known on the device only),
+  // at most the cluster epilogue's 8 ranks, and only as deep as the clusters of those blocks are
+  // all resident at once (a forced depth: as deep as one cluster is), as the dense tier's
+  // cluster_split_count asks. Before, any resident cluster would do: Mixtral 8x7B down at one
+  // token (64 strips x 2 blocks) took four splits, 512 CTAs in clusters of four that the GPCs do
+  // not hold at once, and ran 27.0 us; two splits ran 22.9 (21.9 self-aligned; H200,
+  // docs/perf/moe.md v3 probe).
+  d.shared_bytes = stage_area;
+  int ctas_per_sm = 0;
+  SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &ctas_per_sm));
+  if (ctas_per_sm < 1) {
+    return internal_error("plan_moe: the MoE kernel does not fit on an SM (", d.token_tiles,
+                          " token tiles, ", d.shared_bytes, " bytes of shared memory)");
+  }
+  const int64_t expected = std::max<int64_t>(
+      1, std::min(plan.align.max_blocks,
+                  moe_expected_blocks(choices, problem.local_experts, block_rows)));
+  int splits = static_cast<int>(options.splits.value_or(
+      decode::warp_split_count(g.n_blocks, expected, g.k_blocks, sm_count, ctas_per_sm)));
+  splits = static_cast<int>(std::min<int64_t>({splits, decode::kMaxClusterSplits, g.k_blocks}));
+  if (q.compute_major < 9) splits = 1;
+  const int64_t clusters_needed = options.splits.has_value() ? 1 : g.n_blocks * expected;
+  int clusters = 0;
+  while (splits > 1) {
+    SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
+    if (clusters >= clusters_needed) break;
+    --splits;
+  }
+
   // Self-align: the ranking's scratch (decode/moe_block_rank.cuh) in the stages, its slots past
-  // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs, and not
-  // with split K: Mixtral 8x7B down at one token (four clustered splits, 512 CTAs) ran 31.8 us
-  // self-aligned against 27.4 with the align launch (H200, docs/perf/moe.md v3). Asked for
+  // them; every CTA pays for its own ranking, so only where the grid is one wave of CTAs, and by
+  // default at one split: split grids have been measured self-aligned at two splits only
+  // (0.91-1.00x the align launch; docs/perf/moe.md, the self-align split probe). Asked for
   // (options.self_align true), split grids self-align too, for measurements.
   const int64_t rank_scratch = 4 * (problem.local_experts + choices) + 64;
-  SF_RETURN_IF_ERROR(plan_grid(stage_area));
   const bool asked = options.self_align.value_or(false);
   plan.self_align = options.self_align.value_or(true) && plan.fused_gather &&
                     choices <= kMoeSelfAlignMaxChoices &&
@@ -207,7 +205,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
                     g.n_blocks * splits * d.m_groups <= int64_t(sm_count) * ctas_per_sm;
   if (plan.self_align) {  // the slots, if the SM still holds as many CTAs (and clusters) with them
     d.shared_bytes = stage_area + kMoeSlotBytes;
-    int with_slots = 0, clusters = 1;
+    int with_slots = 0;
+    clusters = 1;
     SF_RETURN_IF_ERROR(q.ctas_per_sm(d, &with_slots));
     if (splits > 1) SF_RETURN_IF_ERROR(q.max_clusters(d, splits, &clusters));
     plan.self_align = with_slots == ctas_per_sm && clusters >= 1;
