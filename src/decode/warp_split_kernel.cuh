@@ -46,6 +46,8 @@
 #include "decode/decode_kernel.cuh"
 #include "decode/moe_block_rank.cuh"
 #include "decode/warp_split_epilogue.cuh"
+#include "decode/warp_split_flush.cuh"
+#include "decode/warp_split_slice.cuh"
 #include "decode/warp_split_work.h"
 
 namespace sailfish::decode {
@@ -66,7 +68,6 @@ template <typename T, int kBits, int kTiles, bool kZeroPoints, int kStageCount =
           bool kStreamK = false, int kWarpCount = kWarpSplitWarps, bool kMoe = false>
 __global__ void __launch_bounds__(kWarpCount * 32)
     decode_warp_split_kernel(const __grid_constant__ DecodeParams p) {
-  using P = gpu::Pair<T>;
   constexpr int kW = weight_stage_bytes(kBits);
   constexpr int kRunBytes = kBits * 4;  // 16 (int4) or 32 (int8) bytes per (n16 group, lane)
   constexpr int kWordsPerGroup = kBits;  // words of one n16 group's run
@@ -381,44 +382,8 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   };
   if constexpr (kFuseGroupStarts) zero_group_scales();
   auto flush_group = [&](bool first_slice_only, bool zero_sums) {
-#pragma unroll
-    for (int tt = 0; tt < kTiles; ++tt) {
-      // Token g's correction (lanes 4g .. 4g + 3); tokens 2t and 2t + 1 of the accumulators
-      // (t = lane % 4) are those of lanes 8t and 8t + 4.
-      float* c = correction[tt];
-      // token_sum: the offsets times the token's activations, negated; unit_sum: -unit * sum(a),
-      // the zero points' multiple (the same value where the halves share one offset).
-      float token_sum;
-      [[maybe_unused]] float unit_sum;
-      if constexpr (Form::kSplitOffsets) {
-        const float low = first_slice_only ? c[0] : c[0] + c[1];
-        const float high = first_slice_only ? c[2] : c[2] + c[3];
-        token_sum = fmaf(Form::kLowOffset, low, Form::kHighOffset * high);
-        unit_sum = low + high;
-      } else {
-        token_sum = first_slice_only ? c[0] + c[2] : (c[0] + c[2]) + (c[1] + c[3]);
-        unit_sum = token_sum;
-      }
-      const float even = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8);
-      const float odd = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8 + 4);
-      [[maybe_unused]] float even_unit = even, odd_unit = odd;
-      if constexpr (has_zero && Form::kSplitOffsets) {
-        even_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8);
-        odd_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8 + 4);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float token_correction = i & 1 ? odd : even;
-          float& t = total[j][tt][i];
-          if constexpr (has_zero) t = fmaf(group_zero[j][i / 2], i & 1 ? odd_unit : even_unit, t);
-          t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + token_correction, t);
-          if (zero_sums) acc[j][tt][i] = 0.0f;
-        }
-        if (zero_sums && (!first_slice_only || i % 2 == 0)) c[i] = 0.0f;
-      }
-    }
+    detail::flush_group_sums<T, kBits, kTiles, kZeroPoints>(
+        total, acc, correction, group_scale, group_zero, lane, first_slice_only, zero_sums);
   };
 
   // Stream-K: the strip and k-block of the block being computed. At a strip's last k-block the
@@ -539,37 +504,10 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 #pragma unroll
       for (int sp = 0; sp < 4; sp += 2) {
         uint32_t b[kTiles][4];
-        if constexpr (kTiles >= 2) {
-          // Every tile but the last is full (token_tiles_for): its row addresses are tile 0's
-          // plus a constant, and only the last tile's lanes past M read the zero chunk (v23;
-          // before, an add and a select per tile).
-          const uint32_t tile0 = stage_address + ldm_offset[0][sp / 2];
-          gpu::static_for<kTiles - 1>([&](auto tile) {
-            constexpr int tt = decltype(tile)::value;
-            gpu::ldmatrix_x4_at<tt * kTokensPerTile * 128>(tile0, b[tt]);
-          });
-          gpu::ldmatrix_x4(row_valid[kTiles - 1] ? stage_address + ldm_offset[kTiles - 1][sp / 2]
-                                                 : zero_chunk,
-                           b[kTiles - 1]);
-        } else {
-#pragma unroll
-          for (int tt = 0; tt < kTiles; ++tt) {
-            gpu::ldmatrix_x4(row_valid[tt] ? stage_address + ldm_offset[tt][sp / 2] : zero_chunk,
-                             b[tt]);
-          }
-        }
+        detail::load_activation_fragments<kTiles>(stage_address, ldm_offset, row_valid, sp / 2,
+                                                  zero_chunk, b);
         [[maybe_unused]] uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
-        if constexpr (kNibbleSplit) {
-          const __nv_bfloat162 sixteen = __float2bfloat162_rn(16.0f);
-#pragma unroll
-          for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              b16[tt][r] =
-                  gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][r]), sixteen));
-            }
-          }
-        }
+        if constexpr (kNibbleSplit) detail::times_sixteen(b, b16);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int s = sp + half;
@@ -612,55 +550,17 @@ __global__ void __launch_bounds__(kWarpCount * 32)
             // sum's first mma ignores the old accumulators (mma_m16n8k16_zero_c). One branch a
             // block picks the copy; a select per mma would issue each of them twice.
             auto offset_slice = [&](auto from_zero) {
-              auto first_mma = [&](float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                   uint32_t b1) {
-                if constexpr (decltype(from_zero)::value) {
-                  gpu::mma_m16n8k16_zero_c<T>(d, a, b0, b1);
-                } else {
-                  gpu::mma_m16n8k16<T>(d, a, b0, b1);
-                }
-              };
+              constexpr bool kFromZero = decltype(from_zero)::value;
 #pragma unroll
               for (int j = 0; j < 4; ++j) {
-                if constexpr (kBits == 4) {
-                  P v[4];
-                  gpu::int4_word_to_offset_pairs<T>(words[j][s], v);
-                  uint32_t a[4];
-                  detail::pairs_to_fragment(v, a);
-#pragma unroll
-                  for (int tt = 0; tt < kTiles; ++tt) {
-                    first_mma(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
-                  }
-                } else if constexpr (!kNibbleSplit) {  // fp16 int8
-                  __half2 column[2], column8[2];
-                  gpu::int8_word_to_offset_pairs(words[j][2 * s], column);
-                  gpu::int8_word_to_offset_pairs(words[j][2 * s + 1], column8);
-                  const uint32_t a[4] = {gpu::pair_bits(column[0]), gpu::pair_bits(column8[0]),
-                                         gpu::pair_bits(column[1]), gpu::pair_bits(column8[1])};
-#pragma unroll
-                  for (int tt = 0; tt < kTiles; ++tt) {
-                    first_mma(acc[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
-                  }
-                } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
-                  __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
-                  gpu::int8_word_to_nibble_pairs(words[j][2 * s], lo, hi);
-                  gpu::int8_word_to_nibble_pairs(words[j][2 * s + 1], lo8, hi8);
-                  const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]),
-                                            gpu::pair_bits(lo[1]), gpu::pair_bits(lo8[1])};
-                  const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]),
-                                            gpu::pair_bits(hi[1]), gpu::pair_bits(hi8[1])};
-#pragma unroll
-                  for (int tt = 0; tt < kTiles; ++tt) {
-                    first_mma(acc[j][tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
-                    gpu::mma_m16n8k16<T>(acc[j][tt], a_hi, b16[tt][2 * half],
-                                         b16[tt][2 * half + 1]);
-                  }
-                }
+                detail::offset_slice_column<T, kBits, kTiles, kFromZero>(acc[j], words[j], s, half,
+                                                                         b, b16);
               }
               if (half == 0) {  // after enter_group: a new group starts with this pair's correction
 #pragma unroll
                 for (int tt = 0; tt < kTiles; ++tt) {
-                  first_mma(correction[tt], b[tt], offset_low_k, offset_high_k);
+                  detail::slice_mma<T, kFromZero>(correction[tt], b[tt], offset_low_k,
+                                                  offset_high_k);
                 }
               }
             };
@@ -682,37 +582,10 @@ __global__ void __launch_bounds__(kWarpCount * 32)
           } else {
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-              // (c, k0k1) (c, k8k9) (c+8, k0k1) (c+8, k8k9), each q - bias (q - shift) exactly
-              P v[4];
               const int row =
                   (kLargeGroups ? 0 : (16 * s) >> p.group_shift) * 64 + j * 16 + row_g;
-              if constexpr (has_zero) {
-                const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
-                const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
-                if constexpr (kBits == 4) {
-                  gpu::int4_word_to_shifted_pairs<T>(words[j][s], sub, sub8, v);
-                } else {
-                  gpu::int8_word_to_shifted_pairs<T>(words[j][2 * s], sub, v);
-                  gpu::int8_word_to_shifted_pairs<T>(words[j][2 * s + 1], sub8, v + 2);
-                }
-                detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8],
-                                          meta_folds[row], meta_folds[row + 8]);
-              } else {
-                if constexpr (kBits == 4) {
-                  gpu::int4_word_to_pairs<T>(words[j][s], v);
-                } else {
-                  gpu::int8_word_to_pairs<T>(words[j][2 * s], v);
-                  gpu::int8_word_to_pairs<T>(words[j][2 * s + 1], v + 2);
-                }
-                const T zero = static_cast<T>(0.0f);
-                detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], zero, zero);
-              }
-              uint32_t a[4];
-              detail::pairs_to_fragment(v, a);
-#pragma unroll
-              for (int tt = 0; tt < kTiles; ++tt) {
-                gpu::mma_m16n8k16<T>(total[j][tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
-              }
+              detail::scaled_slice_column<T, kBits, kTiles, kZeroPoints>(
+                  total[j], words[j], s, half, b, meta_scales, meta_shifts, meta_folds, row);
             }
           }
         }
