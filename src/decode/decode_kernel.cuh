@@ -123,6 +123,27 @@ __device__ __forceinline__ void scale_and_fold(gpu::Pair<T> (&v)[4], T sc, T sc8
   v[3] = __hfma2(v[3], scale8, fold8);
 }
 
+// Slice s of a word run with zero points, dequantized exactly and scaled: each code minus its
+// column's shift (zero_subtrahend), then times the scale plus the fold, columns `row` (pairs v[0],
+// v[1]) and `row + 8` (v[2], v[3]) of the stage's meta rows. int4: word s; int8: words 2s
+// (column c) and 2s + 1 (column c + 8).
+template <typename T, int kBits, int kWords>
+__device__ __forceinline__ void zero_point_pairs(const uint32_t (&words)[kWords], int s,
+                                                 const T* meta_scales, const uint16_t* meta_shifts,
+                                                 const T* meta_folds, int row,
+                                                 gpu::Pair<T> (&v)[4]) {
+  const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
+  const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
+  if constexpr (kBits == 4) {
+    gpu::int4_word_to_shifted_pairs<T>(words[s], sub, sub8, v);
+  } else {
+    gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub, v);
+    gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub8, v + 2);
+  }
+  scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
+                    meta_folds[row + 8]);
+}
+
 // The CTA's MoE slots in dynamic shared memory (DecodeParams::moe_slots_offset): the choice of
 // each of the block's act_rows slots (-1: padding), then the block's expert.
 __device__ __forceinline__ int32_t* moe_slots(const DecodeParams& p) {
@@ -413,16 +434,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
         P v[4];
         const int row = r * 64 + row_in_strip;
         if (has_zero) {
-          const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
-          const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
-          if constexpr (kBits == 4) {
-            gpu::int4_word_to_shifted_pairs<T>(words[s], sub, sub8, v);
-          } else {
-            gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub, v);
-            gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub8, v + 2);
-          }
-          detail::scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
-                                    meta_folds[row + 8]);
+          detail::zero_point_pairs<T, kBits>(words, s, meta_scales, meta_shifts, meta_folds, row, v);
         } else if constexpr (kBits == 4) {
           gpu::int4_word_to_pairs<T>(words[s], v);
         } else {

@@ -132,16 +132,7 @@ __device__ __forceinline__ void scaled_slice_column(float (&total)[kTiles][4],
                                                     const T* meta_folds, int row) {
   gpu::Pair<T> v[4];
   if constexpr (kZeroPoints) {
-    const uint32_t sub = gpu::zero_subtrahend<T, kBits>(meta_shifts[row]);
-    const uint32_t sub8 = gpu::zero_subtrahend<T, kBits>(meta_shifts[row + 8]);
-    if constexpr (kBits == 4) {
-      gpu::int4_word_to_shifted_pairs<T>(words[s], sub, sub8, v);
-    } else {
-      gpu::int8_word_to_shifted_pairs<T>(words[2 * s], sub, v);
-      gpu::int8_word_to_shifted_pairs<T>(words[2 * s + 1], sub8, v + 2);
-    }
-    scale_and_fold<T>(v, meta_scales[row], meta_scales[row + 8], meta_folds[row],
-                      meta_folds[row + 8]);
+    zero_point_pairs<T, kBits>(words, s, meta_scales, meta_shifts, meta_folds, row, v);
   } else {
     if constexpr (kBits == 4) {
       gpu::int4_word_to_pairs<T>(words[s], v);
