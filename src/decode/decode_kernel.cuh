@@ -434,7 +434,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
         P v[4];
         const int row = r * 64 + row_in_strip;
         if (has_zero) {
-          detail::zero_point_pairs<T, kBits>(words, s, meta_scales, meta_shifts, meta_folds, row, v);
+          detail::zero_point_pairs<T, kBits>(words, s, meta_scales, meta_shifts, meta_folds, row,
+                                             v);
         } else if constexpr (kBits == 4) {
           gpu::int4_word_to_pairs<T>(words[s], v);
         } else {
