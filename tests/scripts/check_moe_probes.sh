@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The MoE probes (scripts/perf/moe_probe.sh and its callers moe_self_align_probe.sh and
+# moe_block_rows_probe.sh) over a stand-in sailfish_moe_bench whose time names the variant's
+# environment: each (layer, proj, tokens) row gets every variant's rounds, in order, and bad
+# arguments are refused.
+#   tests/scripts/check_moe_probes.sh SOURCE_DIR
+set -euo pipefail
+root=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/build/bench" "$work/out"
+cat > "$work/build/bench/sailfish_moe_bench" <<'BENCH'
+#!/usr/bin/env bash
+# us = 10 * splits + self-align (unset 0, 0 -> 1, 1 -> 2) + 1000 * block rows (unset 0);
+# down adds 100; one row a token count of --tokens (the probe's own arguments).
+us=$(( ${SAILFISH_MOE_SPLITS:-0} * 10 + ${SAILFISH_MOE_SELF_ALIGN:--1} + 1 +
+       ${SAILFISH_MOE_BLOCK_ROWS:-0} * 1000 ))
+tokens=1
+while [ $# -gt 0 ]; do
+  [ "$1" = --tokens ] && tokens=$2
+  shift
+done
+echo "streaming read: 4.6 TB/s"
+echo "| layer | proj | tokens | experts hit | us | floor us | x floor | % roof | plan |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for t in ${tokens//,/ }; do
+  echo "| q | gate_up | $t | 8 | $((us + t)).00 | 2.00 | 1.00 | 50.0 | p |"
+  echo "| q | down | $t | 8 | $((us + t + 100)).00 | 2.00 | 1.00 | 50.0 | p |"
+done
+BENCH
+chmod +x "$work/build/bench/sailfish_moe_bench"
+probe() { OUT=$work/out SAILFISH_BUILD_DIR=$work/build bash "$root/scripts/perf/$1"; }
+
+table=$(probe moe_self_align_probe.sh)
+want='| q | down | 1 | 101.00/101.00 | 123.00/123.00 | 122.00/122.00 | 103.00/103.00 |
+| q | gate_up | 1 | 1.00/1.00 | 23.00/23.00 | 22.00/22.00 | 3.00/3.00 |'
+[ "$(echo "$table" | tail -2)" = "$want" ] ||
+  { echo "FAIL: the self-align table is:"; echo "$table"; exit 1; }
+[ "$(grep -c '^## ' "$work/out/moe_self_align_probe.log")" = 8 ] ||
+  { echo "FAIL: not 2 rounds of 4 variants"; exit 1; }
+
+table=$(probe moe_block_rows_probe.sh)
+want='| layer | proj | tokens | default | b8 | b16 | b32 |
+|---|---|---|---|---|---|---|
+| q | down | 64 | 164.00/164.00 | 8164.00/8164.00 | 16164.00/16164.00 | 32164.00/32164.00 |
+| q | gate_up | 64 | 64.00/64.00 | 8064.00/8064.00 | 16064.00/16064.00 | 32064.00/32064.00 |
+| q | down | 256 | 356.00/356.00 | 8356.00/8356.00 | 16356.00/16356.00 | 32356.00/32356.00 |
+| q | gate_up | 256 | 256.00/256.00 | 8256.00/8256.00 | 16256.00/16256.00 | 32256.00/32256.00 |'
+[ "$table" = "$want" ] || { echo "FAIL: the block-rows table is:"; echo "$table"; exit 1; }
+
+MOE_PROBE_ROUNDS=3 OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
+  bash "$root/scripts/perf/moe_probe.sh" one "--tokens 8" a= > /dev/null
+[ "$(grep -c '^## a round' "$work/out/moe_one_probe.log")" = 3 ] ||
+  { echo "FAIL: MOE_PROBE_ROUNDS=3 did not run three rounds"; exit 1; }
+if OUT=$work/out bash "$root/scripts/perf/moe_probe.sh" bad "--tokens 1" novalue 2> "$work/err"; then
+  echo "FAIL: a variant without '=' was accepted"; exit 1
+fi
+grep -q "is not NAME=" "$work/err" || { echo "FAIL: no reason given:"; cat "$work/err"; exit 1; }
+if OUT=$work/out bash "$root/scripts/perf/moe_probe.sh" only-a-name 2> "$work/err"; then
+  echo "FAIL: a probe without variants was accepted"; exit 1
+fi
+grep -q "^usage:" "$work/err" || { echo "FAIL: no usage line:"; cat "$work/err"; exit 1; }
+echo "ok: moe_probe.sh, moe_self_align_probe.sh, moe_block_rows_probe.sh"
