@@ -124,6 +124,9 @@ struct Row {
   std::string layer, projection;
   int64_t tokens = 0;
   int touched = 0;  // distinct experts the routing picked
+  // Weight passes: the blocks this routing fills at the plan's block rows, over `touched`; each
+  // block streams its expert's weight, the floor streams each touched expert once.
+  double passes = 0;
   double us = 0, floor_us = 0, roof_us = 0;
   // --baseline: self-align off (v2); fuse off; fuse and PDL off (v1)
   double aligned_us = 0, unfused_us = 0, v1_us = 0;
@@ -253,6 +256,10 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   row->floor_us = floor.us_per_call;
   row->roof_us = double(touched_bytes) / (read_tbps * 1e6);
   row->plan = plan.reason;
+  MoeRouting host_routing{tokens, layer.top_k, layer.experts, ids, weights, {}};
+  MoeAlignment alignment;
+  SF_RETURN_IF_ERROR(moe_align(host_routing, plan.block_rows, &alignment));
+  row->passes = double(alignment.blocks()) / static_cast<double>(touched.size());
   return Status();
 }
 
@@ -281,12 +288,13 @@ int main_impl(int argc, char** argv) {
   if (args.baseline) {
     std::printf(
         "| layer | proj | tokens | experts hit | us | align kernel us | unfused us | v1 us | "
-        "v1 / us | floor us | x floor | %% roof | plan |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "v1 / us | floor us | x floor | %% roof | passes | plan |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   } else {
     std::printf(
-        "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | plan |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+        "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | passes | "
+        "plan |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   }
   int failures = 0;
   for (const std::string& name : args.layers) {
@@ -315,8 +323,8 @@ int main_impl(int argc, char** argv) {
           std::printf("%.2f | %.2f | %.2f | %.2f | ", row.aligned_us, row.unfused_us, row.v1_us,
                       row.v1_us / row.us);
         }
-        std::printf("%.2f | %.2f | %.1f | %s |\n", row.floor_us, row.us / row.floor_us,
-                    100.0 * row.roof_us / row.us, row.plan.c_str());
+        std::printf("%.2f | %.2f | %.1f | %.2f | %s |\n", row.floor_us, row.us / row.floor_us,
+                    100.0 * row.roof_us / row.us, row.passes, row.plan.c_str());
       }
     }
   }
