@@ -1,5 +1,6 @@
 // The warp-split kernel's epilogue (warp_split_kernel.cuh): how the warps' sums, and then the
 // split CTAs' sums, are added in a fixed order and stored.
+//   - cross_warp_sum_and_store: the split grid's CTA end, which calls the pieces below;
 //   - park_sums / sum_parked_warps: every warp parks its sums in its own idle stages; fragment f
 //     is added over the warps in warp order by warp f % warps (v20);
 //   - cluster_reduce_and_store: Epilogue::kCluster, barrier form: every rank reads the others'
@@ -216,6 +217,57 @@ __device__ __forceinline__ void cluster_push_and_store(
 // regions) if it reached the tile's end, else in slot 1 (its own region's start): stream_k_grid.h,
 // stream_k_parked_at_tile_end. A second barrier keeps every CTA resident until the last remote
 // read.
+// The end of the split grid's CTA (warp_split_kernel.cuh). Every warp parks its sums in its own
+// (now idle) stage region `region`; fragment f is then added over the warps in warp order by warp
+// f % kWarpCount (sum_parked_warps), which stores it, or hands it to the cluster epilogue: parked
+// in place in warp 0's region (only warp f % kWarpCount touches fragment f's words) or, in the
+// push form, kept in registers. Until v20, warp 0 added and stored every fragment while the other
+// warps waited: at 2 token tiles ~450 instructions on one warp, 40% of the stall samples of a
+// launch with one block a warp (docs/perf/decode.md). The sums and their order are unchanged, so
+// the results are bitwise those of v18. clustered and push are uniform over the cluster: every
+// thread takes part in its barriers.
+template <typename T, int kTiles, int kWarpCount, bool kMoe, bool kPushBuilt>
+__device__ __forceinline__ void cross_warp_sum_and_store(const DecodeParams& p, uint8_t* smem,
+                                                         uint8_t* region, int region_bytes,
+                                                         const float (&total)[4][kTiles][4],
+                                                         int strip, int token0, int split, int warp,
+                                                         int lane, bool clustered, bool push) {
+  __syncthreads();  // every warp's copies have landed and no warp still reads its stages
+  park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
+  __syncthreads();
+  // The CTA's sums of fragments warp + kWarpCount * q, of the 4 * kTiles (with 8 warps at one
+  // token tile, warps 4-7 hold none).
+  constexpr int kWarpFragments = warp_split_fragments_per_warp(kTiles, kWarpCount);
+  float sums[kWarpFragments][4];
+#pragma unroll
+  for (int q = 0; q < kWarpFragments; ++q) {
+    const int f = warp + kWarpCount * q;
+    // Uniform; compiled only where the fragments do not divide evenly over the warps (ptxas
+    // cannot bound `warp`, and the test alone moved the four-warp main loops by up to 3%).
+    if (warp_split_some_warps_idle(kTiles, kWarpCount) && f >= 4 * kTiles) break;
+    sum_parked_warps<kTiles, kWarpCount>(smem, region_bytes, f, lane, sums[q]);
+    if (!clustered) {
+      store_fragment<T, kMoe>(p, sums[q], strip * 64 + (f / kTiles) * 16,
+                              token0 + (f % kTiles) * kTokensPerTile, lane, split);
+    } else if (!push) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        reinterpret_cast<float*>(smem)[parked_word(f, i, lane)] = sums[q][i];
+      }
+    }
+  }
+  if (!clustered) return;
+  // Uniform: every thread takes part in the cluster barriers.
+  if constexpr (kPushBuilt) {
+    if (push) {
+      cluster_push_and_store<T, kTiles, kWarpCount, kMoe>(p, sums, smem + kWarpCount * region_bytes,
+                                                          strip, token0, split, warp, lane);
+      return;
+    }
+  }
+  cluster_reduce_and_store<T, kTiles, kWarpCount, kMoe>(p, smem, strip, token0, split, warp, lane);
+}
+
 template <typename T, int kTiles>
 __device__ __forceinline__ void stream_k_reduce_and_store(const DecodeParams& p, uint8_t* smem,
                                                           int region_bytes, int token0, int warp,

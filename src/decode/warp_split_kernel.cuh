@@ -646,49 +646,9 @@ __global__ void __launch_bounds__(kWarpCount * 32)
     return;
   }
 
-  // Cross-warp sum: every warp parks its sums in its own (now idle) stage region; fragment f is
-  // then added over the warps in warp order by warp f % kWarpCount (sum_parked_warps), which stores
-  // it, or hands it to the cluster epilogue: parked in place in warp 0's region (only warp f %
-  // kWarpCount touches fragment f's words) or, in the push form, kept in registers. Until v20, warp
-  // 0 added and stored every fragment while the other warps waited: at 2 token tiles ~450
-  // instructions on one warp, 40% of the stall samples of a launch with one block a warp
-  // (docs/perf/decode.md). The sums and their order are unchanged, so the results are bitwise those
-  // of v18.
-  __syncthreads();  // every warp's copies have landed and no warp still reads its stages
-  detail::park_sums<kTiles>(reinterpret_cast<float*>(region), total, lane);
-  __syncthreads();
-  // The CTA's sums of fragments warp + kWarpCount * q, of the 4 * kTiles (with 8 warps at one
-  // token tile, warps 4-7 hold none).
-  constexpr int kWarpFragments = warp_split_fragments_per_warp(kTiles, kWarpCount);
-  float sums[kWarpFragments][4];
-#pragma unroll
-  for (int q = 0; q < kWarpFragments; ++q) {
-    const int f = warp + kWarpCount * q;
-    // Uniform; compiled only where the fragments do not divide evenly over the warps (ptxas
-    // cannot bound `warp`, and the test alone moved the four-warp main loops by up to 3%).
-    if (warp_split_some_warps_idle(kTiles, kWarpCount) && f >= 4 * kTiles) break;
-    detail::sum_parked_warps<kTiles, kWarpCount>(smem, region_bytes, f, lane, sums[q]);
-    if (!clustered) {
-      detail::store_fragment<T, kMoe>(p, sums[q], strip * 64 + (f / kTiles) * 16,
-                                      token0 + (f % kTiles) * kTokensPerTile, lane, split);
-    } else if (!push) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        reinterpret_cast<float*>(smem)[detail::parked_word(f, i, lane)] = sums[q][i];
-      }
-    }
-  }
-  if (!clustered) return;
-  // Uniform: every thread takes part in the cluster barriers.
-  if constexpr (kPushBuilt) {
-    if (push) {
-      detail::cluster_push_and_store<T, kTiles, kWarpCount, kMoe>(
-          p, sums, smem + kWarpCount * region_bytes, strip, token0, split, warp, lane);
-      return;
-    }
-  }
-  detail::cluster_reduce_and_store<T, kTiles, kWarpCount, kMoe>(p, smem, strip, token0, split, warp,
-                                                                lane);
+  // Cross-warp sum and store, or the cluster epilogue (warp_split_epilogue.cuh).
+  detail::cross_warp_sum_and_store<T, kTiles, kWarpCount, kMoe, kPushBuilt>(
+      p, smem, region, region_bytes, total, strip, token0, split, warp, lane, clustered, push);
 }
 
 }  // namespace sailfish::decode
