@@ -16,27 +16,31 @@ of a filled expert). `issue-bound` is the block size a candidate rule would take
 blocks x main-loop instructions a block of the MoE kernel instance (bf16 int4, symmetric, from
 tests/sass/loop_budget.json: 1, 2 and 4 token tiles), the cost if the loop's issue bounds the
 time; `passes` alone is the cost if DRAM does. The block-rows probe
-(scripts/perf/moe_block_rows_probe.sh) measures which. The layers are the bench's
-(bench/moe/moe_layers.h).
+(scripts/perf/moe_block_rows_probe.sh) measures which. The layers are read from the bench's
+table (bench/moe/moe_layers.h).
 """
 import argparse
 import json
 import math
 import os
+import re
 import sys
 
-LAYERS = (  # name, experts, top_k (bench/moe/moe_layers.h)
-    ("qwen3-30b-a3b", 128, 8),
-    ("mixtral-8x7b", 8, 2),
-    ("deepseek-v3", 256, 8),
-    ("gpt-oss-120b", 128, 4),
-    ("qwen1.5-moe", 60, 4),
-)
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+LAYERS_HEADER = os.path.join(ROOT, "bench", "moe", "moe_layers.h")
+LOOP_BUDGET = os.path.join(ROOT, "tests", "sass", "loop_budget.json")
 BLOCK_ROWS = (8, 16, 32)
 
 
-LOOP_BUDGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "sass",
-                           "loop_budget.json")
+def bench_layers(path):
+    """(name, experts, top_k) of every kMoeLayers entry: {"name", experts, top_k, hidden, inter}."""
+    with open(path) as f:
+        text = f.read()
+    layers = [(name, int(experts), int(top_k)) for name, experts, top_k in
+              re.findall(r'\{"([^"]+)",\s*(\d+),\s*(\d+),\s*\d+,\s*\d+\}', text)]
+    if not layers:
+        raise ValueError(f"no MoE layers found in {path}")
+    return layers
 
 
 def loop_instructions(path):
@@ -82,6 +86,7 @@ def main():
     parser.add_argument("--loop-budget", default=LOOP_BUDGET, help="tests/sass/loop_budget.json")
     args = parser.parse_args()
     instructions = loop_instructions(args.loop_budget)
+    layers = bench_layers(LAYERS_HEADER)
     try:
         token_counts = [int(t) for t in args.tokens.split(",")]
     except ValueError:
@@ -95,7 +100,7 @@ def main():
     print("| layer | tokens | touched | rule | issue-bound | " +
           " | ".join(f"b{b} blocks | b{b} passes | b{b} tiles" for b in BLOCK_ROWS) + " |")
     print("|---|---|---|---|---|" + "---|" * (3 * len(BLOCK_ROWS)))
-    for name, experts, top_k in LAYERS:
+    for name, experts, top_k in layers:
         for tokens in token_counts:
             touched, rows = layer_rows(experts, top_k, tokens)
             cells = " | ".join(f"{rows[b][0]:.1f} | {rows[b][1]:.2f} | {rows[b][2]:.1f}"

@@ -29,6 +29,7 @@ for spec in "$@"; do
   variants+=("$variant")
   environment[$variant]=${spec#*=}
 done
+[ -x "$bench" ] || { echo "$0: no bench at $bench (run scripts/device_round.sh build)" >&2; exit 2; }
 mkdir -p "$out"
 log=$out/moe_${name}_probe.log
 for round in $(seq 1 "${MOE_PROBE_ROUNDS:-2}"); do
@@ -36,18 +37,23 @@ for round in $(seq 1 "${MOE_PROBE_ROUNDS:-2}"); do
     env_args=()
     IFS=, read -r -a env_args <<< "${environment[$variant]}"
     echo "## $variant round $round"
-    env "${env_args[@]}" "$bench" "${args[@]}" 2>&1 | grep '^|' | grep -v -- '---' |
-      grep -v '^| layer'
+    env "${env_args[@]}" "$bench" "${args[@]}" 2>&1 | grep -E '^(\||ERROR)' |
+      grep -v -- '---' | grep -v '^| layer'
   done
 done > "$log"
-# One line a (layer, proj, tokens): each variant's times over the rounds.
+# One line a (layer, proj, tokens): each variant's times over the rounds; the bench's ERROR lines
+# (a row it could not plan or run) after the table, and a nonzero exit.
 python3 - "$log" "${variants[@]}" <<'PY'
 import collections, sys
 times = collections.defaultdict(list)
 variant = None
+errors = []
 for line in open(sys.argv[1]):
     if line.startswith('## '):
         variant = line.split()[1]
+        continue
+    if line.startswith('ERROR'):
+        errors.append(f'{variant}: {line.strip()}')
         continue
     cells = [c.strip() for c in line.strip().strip('|').split('|')]
     times[(cells[0], cells[1], int(cells[2]), variant)].append(float(cells[4]))
@@ -58,4 +64,7 @@ print('|---|---|---|' + '---|' * len(variants))
 for l, p, t in rows:
     print(f'| {l} | {p} | {t} | ' + ' | '.join(
         '/'.join(f'{u:.2f}' for u in times[(l, p, t, v)]) or '-' for v in variants) + ' |')
+for e in errors:
+    print(e)
+sys.exit(1 if errors else 0)
 PY

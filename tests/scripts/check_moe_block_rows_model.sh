@@ -20,6 +20,8 @@ assert m.rule_block_rows(8, 128) == 8 and m.rule_block_rows(2048, 64) == 32
 touched, rows = m.layer_rows(8, 2, 64)
 assert math.isclose(touched, 8 * (1 - 0.75 ** 64)), touched
 assert rows[32][1] < 1.001 and 1.40 < rows[16][1] < 1.46, rows
+layers = m.bench_layers(m.LAYERS_HEADER)
+assert ("mixtral-8x7b", 8, 2) in layers and len(layers) == 5, layers
 budget = m.loop_instructions(m.LOOP_BUDGET)
 assert budget[8] < budget[16] < budget[32], budget
 print("ok: moe_block_rows_model.py")

@@ -21,6 +21,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 echo "streaming read: 4.6 TB/s"
+if [ "${SAILFISH_MOE_BLOCK_ROWS:-}" = 99 ]; then
+  echo "ERROR q gate_up tokens 1: INVALID_ARGUMENT: block_rows is 99"
+  exit 1
+fi
 echo "| layer | proj | tokens | experts hit | us | floor us | x floor | % roof | plan |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for t in ${tokens//,/ }; do
@@ -60,4 +64,18 @@ if OUT=$work/out bash "$root/scripts/perf/moe_probe.sh" only-a-name 2> "$work/er
   echo "FAIL: a probe without variants was accepted"; exit 1
 fi
 grep -q "^usage:" "$work/err" || { echo "FAIL: no usage line:"; cat "$work/err"; exit 1; }
+# A row the bench refuses is named after the table and fails the probe.
+if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
+    bash "$root/scripts/perf/moe_probe.sh" err "--tokens 1" a= bad=SAILFISH_MOE_BLOCK_ROWS=99); then
+  echo "FAIL: a probe whose bench failed exited 0"; exit 1
+fi
+echo "$table" | grep -q '^bad: ERROR q gate_up tokens 1: INVALID_ARGUMENT' ||
+  { echo "FAIL: the bench's error is not in the output:"; echo "$table"; exit 1; }
+echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
+  { echo "FAIL: the failed variant's cells are not '-':"; echo "$table"; exit 1; }
+if OUT=$work/out SAILFISH_BUILD_DIR=$work/nowhere \
+    bash "$root/scripts/perf/moe_probe.sh" none "--tokens 1" a= 2> "$work/err"; then
+  echo "FAIL: a probe without a bench exited 0"; exit 1
+fi
+grep -q "no bench at" "$work/err" || { echo "FAIL: no reason given:"; cat "$work/err"; exit 1; }
 echo "ok: moe_probe.sh, moe_self_align_probe.sh, moe_block_rows_probe.sh"
