@@ -4,7 +4,7 @@
 #   scripts/device_round.sh build tests dequant decode-sweep dense-large bench-default
 # (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
 # spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
-# memcheck on them, and sailfish_moe_bench.)
+# memcheck on them, and sailfish_moe_bench; moe-block-rows: scripts/perf/moe_block_rows_probe.sh.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -209,6 +209,12 @@ for stage in "$@"; do
       "$build/bench/sailfish_moe_bench" --int8 --tokens 1,8 ${MOE_BENCH_ARGS:---baseline} \
         > "$out/moe_bench_int8.log" 2>&1
       note "moe bench int8: rc=$?"; cat "$out/moe_bench_int8.log" | tee -a "$summary" ;;
+    moe-block-rows)
+      # The MoE block-rows probe (docs/perf/moe.md): the rule against forced 8-, 16- and 32-row
+      # blocks at 64 and 256 tokens; its log is $out/moe_block_rows_probe.log.
+      OUT=$out SAILFISH_BUILD_DIR=$build bash "$root/scripts/perf/moe_block_rows_probe.sh" \
+        > "$out/moe_block_rows_table.md" 2>&1
+      note "moe block-rows probe: rc=$?"; cat "$out/moe_block_rows_table.md" | tee -a "$summary" ;;
     dequant)
       "$build/bench/sailfish_dequant_bench" > "$out/dequant.log" 2>&1
       note "dequant bench: rc=$?"; cat "$out/dequant.log" | tee -a "$summary" ;;

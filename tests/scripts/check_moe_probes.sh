@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The MoE probes (scripts/perf/moe_probe.sh and its callers moe_self_align_probe.sh and
-# moe_block_rows_probe.sh) over a stand-in sailfish_moe_bench whose time names the variant's
-# environment: each (layer, proj, tokens) row gets every variant's rounds, in order, and bad
-# arguments are refused.
+# moe_block_rows_probe.sh, also as device_round.sh's moe-block-rows stage) over a stand-in
+# sailfish_moe_bench whose time names the variant's environment: each (layer, proj, tokens) row
+# gets every variant's rounds, in order, and bad arguments are refused.
 #   tests/scripts/check_moe_probes.sh SOURCE_DIR
 set -euo pipefail
 root=$1
@@ -64,6 +64,13 @@ if OUT=$work/out bash "$root/scripts/perf/moe_probe.sh" only-a-name 2> "$work/er
   echo "FAIL: a probe without variants was accepted"; exit 1
 fi
 grep -q "^usage:" "$work/err" || { echo "FAIL: no usage line:"; cat "$work/err"; exit 1; }
+# device_round.sh's moe-block-rows stage runs the same probe into its summary.
+OUT=$work/round SAILFISH_BUILD_DIR=$work/build bash "$root/scripts/device_round.sh" moe-block-rows \
+  > /dev/null
+grep -q '^moe block-rows probe: rc=0' "$work/round/summary.txt" &&
+  grep -qF '| q | gate_up | 256 | 256.00/256.00 | 8256.00/8256.00 |' "$work/round/summary.txt" ||
+  { echo "FAIL: the moe-block-rows stage's summary is:"; cat "$work/round/summary.txt"; exit 1; }
+
 # A row the bench refuses is named after the table and fails the probe.
 if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
     bash "$root/scripts/perf/moe_probe.sh" err "--tokens 1" a= bad=SAILFISH_MOE_BLOCK_ROWS=99); then
