@@ -125,7 +125,7 @@ std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {
   return "";
 }
 
-TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizes) {
+TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizesAndEveryBlockSize) {
   const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
   ASSERT_FALSE(model.registers.empty());
   for (const bench::MoeLayer& layer : bench::kMoeLayers) {
@@ -139,23 +139,31 @@ TEST(MoePlan, PublicLayersAtDecodeAndPrefillSizes) {
         ASSERT_TRUE(
             PackedGeometry::make(layer.hidden, layer.intermediate, bits, 128, &down.geometry).ok());
         down.gemm = {MoeInput::kChoice, MoeOutput::kTokenSum, true};
+        // The rule's block rows, and each forced size (the block-rows probe's variants,
+        // scripts/perf/moe_block_rows_probe.sh).
         for (const MoeProblem* p : {&gate, static_cast<const MoeProblem*>(&down)}) {
-          MoePlan plan;
-          const std::string what = std::string(layer.name) + ", tokens " + std::to_string(tokens) +
-                                   ", int" + std::to_string(bits) +
-                                   (p == &gate ? ", gate_up" : ", down");
-          const Status st = plan_on_model(model, *p, {}, &plan);
-          ASSERT_TRUE(st.ok()) << what << ": " << st.to_string();
-          EXPECT_EQ(broken_condition(plan, model), "") << what << ": " << plan.reason;
-          // The planned depth's clusters, one a (strip, expected block), are all resident.
-          const DecodePlan& d = plan.gemm.decode;
-          if (d.splits > 1) {
-            int clusters = 0;
-            ASSERT_TRUE(model.max_clusters(plan.gemm.problem, d, d.splits, &clusters).ok());
-            const int64_t expected = std::min(
-                plan.align.max_blocks,
-                moe_expected_blocks(p->tokens * p->top_k, p->local_experts, plan.block_rows));
-            EXPECT_GE(clusters, p->geometry.n_blocks * expected) << what << ": " << plan.reason;
+          for (const int forced : {0, 8, 16, 32}) {
+            MoeOptions options;
+            if (forced != 0) options.block_rows = forced;
+            MoePlan plan;
+            const std::string what = std::string(layer.name) + ", tokens " +
+                                     std::to_string(tokens) + ", int" + std::to_string(bits) +
+                                     (p == &gate ? ", gate_up" : ", down") +
+                                     (forced != 0 ? ", block rows " + std::to_string(forced) : "");
+            const Status st = plan_on_model(model, *p, options, &plan);
+            ASSERT_TRUE(st.ok()) << what << ": " << st.to_string();
+            EXPECT_EQ(broken_condition(plan, model), "") << what << ": " << plan.reason;
+            // The planned depth's clusters, one a (strip, expected block), are all resident.
+            const DecodePlan& d = plan.gemm.decode;
+            if (d.splits > 1) {
+              int clusters = 0;
+              ASSERT_TRUE(model.max_clusters(plan.gemm.problem, d, d.splits, &clusters).ok());
+              const int64_t expected = std::min(
+                  plan.align.max_blocks,
+                  moe_expected_blocks(p->tokens * p->top_k, p->local_experts, plan.block_rows));
+              EXPECT_GE(clusters, p->geometry.n_blocks * expected) << what << ": " << plan.reason;
+            }
+            if (forced != 0) EXPECT_EQ(plan.block_rows, forced) << what;
           }
         }
       }
