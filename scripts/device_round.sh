@@ -4,7 +4,8 @@
 #   scripts/device_round.sh build tests dequant decode-sweep dense-large bench-default
 # (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
 # spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
-# memcheck on them, and sailfish_moe_bench; moe-block-rows: scripts/perf/moe_block_rows_probe.sh.)
+# memcheck on them, and sailfish_moe_bench; moe-cublas: that bench beside cuBLAS; moe-block-rows:
+# scripts/perf/moe_block_rows_probe.sh.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -209,6 +210,13 @@ for stage in "$@"; do
       "$build/bench/sailfish_moe_bench" --int8 --tokens 1,8 ${MOE_BENCH_ARGS:---baseline} \
         > "$out/moe_bench_int8.log" 2>&1
       note "moe bench int8: rc=$?"; cat "$out/moe_bench_int8.log" | tee -a "$summary" ;;
+    moe-cublas)
+      # The MoE bench beside cuBLAS (sailfish_moe_bench --cublas: the same expert GEMMs in bf16,
+      # one grouped cuBLAS call), int4, in a run of its own so the moe stage's figures never
+      # depend on it.
+      "$build/bench/sailfish_moe_bench" --cublas ${MOE_CUBLAS_ARGS:---tokens 1,8,64,256} \
+        > "$out/moe_bench_cublas.log" 2>&1
+      note "moe bench beside cuBLAS: rc=$?"; cat "$out/moe_bench_cublas.log" | tee -a "$summary" ;;
     moe-block-rows)
       # The MoE block-rows probe (docs/perf/moe.md): the rule against forced 8-, 16- and 32-row
       # blocks at 64 and 256 tokens; its log is $out/moe_block_rows_probe.log.

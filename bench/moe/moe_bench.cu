@@ -6,13 +6,17 @@
 // in the same run. Routing is drawn uniformly (distinct experts per token) from a fixed seed.
 //
 //   sailfish_moe_bench [--tokens 1,8,64] [--layers qwen3-30b-a3b,mixtral-8x7b] [--int8]
-//                      [--launches 20] [--replays 15] [--baseline]
+//                      [--launches 20] [--replays 15] [--baseline] [--cublas]
 //
 // --baseline also times, in the same run and graphs, the layer as v1 ran it (four launches, no
 // programmatic dependent launch: MoeOptions::fuse and programmatic_dependent_launch off), with
 // the launches overlapped but unfused (fuse off, v2's first step), and fused with the align
 // launch kept (self_align off, v2), so each step's gain is measured side by side: three rounds in
 // alternating order, each variant's median.
+//
+// --cublas also times the same expert GEMMs unquantized, bf16 weights in one cuBLAS grouped GEMM
+// (moe/cublas_experts.h), on cold weights in the same graphs: "x cuBLAS" is its time over ours.
+// A row where cuBLAS cannot run shows "-" and says why on stderr; our figures stand.
 //
 // Exit status: 0 every row ran; 1 an error; 2 no CUDA device.
 #include <cuda_runtime_api.h>
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -29,6 +34,7 @@
 
 #include "device_buffer.h"
 #include "graph_timer.h"
+#include "moe/cublas_experts.h"
 #include "moe/moe_layers.h"
 #include "random_fill.h"
 #include "read_bandwidth.h"
@@ -44,6 +50,7 @@ struct Args {
   int bits = 4;
   int launches = 20, replays = 15;
   bool baseline = false;
+  bool cublas = false;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -66,6 +73,8 @@ bool parse(int argc, char** argv, Args* a) {
       a->bits = 8;
     } else if (arg == "--baseline") {
       a->baseline = true;
+    } else if (arg == "--cublas") {
+      a->cublas = true;
     } else if (arg == "--launches" && has_value) {
       a->launches = std::atoi(argv[++i]);
     } else if (arg == "--replays" && has_value) {
@@ -127,11 +136,34 @@ struct Row {
   // Weight passes: the blocks this routing fills at the plan's block rows, over `touched`; each
   // block streams its expert's weight, the floor streams each touched expert once.
   double passes = 0;
+  double cublas_us = 0;  // --cublas: the grouped bf16 GEMM's time, 0 where it could not run
   double us = 0, floor_us = 0, roof_us = 0;
   // --baseline: self-align off (v2); fuse off; fuse and PDL off (v1)
   double aligned_us = 0, unfused_us = 0, v1_us = 0;
   std::string plan;
 };
+
+// The same expert GEMMs in bf16 through cuBLAS (CublasExperts): one row a choice, each expert's
+// rows contiguous; weight sets rotated over enough copies to exceed 3x a 60 MB L2, at most 8.
+Status time_cublas(const MoeLayer& layer, const PackedGeometry& g, const std::vector<int32_t>& ids,
+                   const Args& args, uint64_t seed, cudaStream_t stream, double* us) {
+  std::vector<int> rows(static_cast<size_t>(layer.experts), 0);
+  for (const int32_t e : ids) ++rows[static_cast<size_t>(e)];
+  int touched = 0;
+  for (const int r : rows) touched += r > 0 ? 1 : 0;
+  const size_t set_bytes = static_cast<size_t>(g.n * g.k) * 2 * static_cast<size_t>(touched);
+  const int copies = static_cast<int>(
+      std::min<size_t>(8, (size_t(180) << 20) / std::max<size_t>(set_bytes, 1) + 1));
+  std::unique_ptr<CublasExperts> cublas;
+  SF_RETURN_IF_ERROR(
+      CublasExperts::create(rows, g.n, g.k, copies, derive_seed(seed, 4), stream, &cublas));
+  GraphTiming timing;
+  SF_RETURN_IF_ERROR(time_in_graph(
+      args.launches, 2, args.replays, stream,
+      [&](int launch, cudaStream_t s) { return cublas->enqueue(launch % copies, s); }, &timing));
+  *us = timing.us_per_call;
+  return Status();
+}
 
 Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& args,
                const StreamReader& reader, double read_tbps, cudaStream_t stream, Row* row) {
@@ -260,6 +292,15 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   MoeAlignment alignment;
   SF_RETURN_IF_ERROR(moe_align(host_routing, plan.block_rows, &alignment));
   row->passes = double(alignment.blocks()) / static_cast<double>(touched.size());
+  if (args.cublas) {
+    const Status st = time_cublas(layer, g, ids, args, seed, stream, &row->cublas_us);
+    if (!st.ok()) {
+      std::fprintf(stderr, "cuBLAS baseline, %s %s tokens %lld: %s\n", layer.name,
+                   gate_up ? "gate_up" : "down", static_cast<long long>(tokens),
+                   st.to_string().c_str());
+      row->cublas_us = 0;
+    }
+  }
   return Status();
 }
 
@@ -285,17 +326,16 @@ int main_impl(int argc, char** argv) {
   }
   std::printf("streaming read: %.3f TB/s; int%d bf16 group 128, routing uniform\n", bandwidth.tbps,
               args.bits);
-  if (args.baseline) {
-    std::printf(
-        "| layer | proj | tokens | experts hit | us | align kernel us | unfused us | v1 us | "
-        "v1 / us | floor us | x floor | %% roof | passes | plan |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  } else {
-    std::printf(
-        "| layer | proj | tokens | experts hit | us | floor us | x floor | %% roof | passes | "
-        "plan |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  }
+  // The columns: us stays the fifth, which scripts/perf/moe_probe.sh reads.
+  std::string header = "| layer | proj | tokens | experts hit | us | ";
+  if (args.baseline) header += "align kernel us | unfused us | v1 us | v1 / us | ";
+  header += "floor us | x floor | % roof | passes | ";
+  if (args.cublas) header += "cuBLAS bf16 us | x cuBLAS | ";
+  header += "plan |";
+  const auto columns = std::count(header.begin(), header.end(), '|') - 1;
+  std::printf("%s\n|", header.c_str());
+  for (int c = 0; c < columns; ++c) std::printf("---|");
+  std::printf("\n");
   int failures = 0;
   for (const std::string& name : args.layers) {
     const MoeLayer* layer = nullptr;
@@ -323,8 +363,16 @@ int main_impl(int argc, char** argv) {
           std::printf("%.2f | %.2f | %.2f | %.2f | ", row.aligned_us, row.unfused_us, row.v1_us,
                       row.v1_us / row.us);
         }
-        std::printf("%.2f | %.2f | %.1f | %.2f | %s |\n", row.floor_us, row.us / row.floor_us,
-                    100.0 * row.roof_us / row.us, row.passes, row.plan.c_str());
+        std::printf("%.2f | %.2f | %.1f | %.2f | ", row.floor_us, row.us / row.floor_us,
+                    100.0 * row.roof_us / row.us, row.passes);
+        if (args.cublas) {
+          if (row.cublas_us > 0) {
+            std::printf("%.2f | %.2f | ", row.cublas_us, row.cublas_us / row.us);
+          } else {
+            std::printf("- | - | ");
+          }
+        }
+        std::printf("%s |\n", row.plan.c_str());
       }
     }
   }
