@@ -19,7 +19,8 @@ int64_t QuantizedWeight::effective_group_size() const {
 int64_t QuantizedWeight::num_groups() const {
   if (group_size == kChannelwise) return 1;
   if (group_size <= 0) return 0;
-  return (k + group_size - 1) / group_size;
+  // ceil(k / group_size) without forming k + group_size - 1, which overflows for k near INT64_MAX.
+  return k / group_size + (k % group_size > 0 ? 1 : 0);
 }
 
 double QuantizedWeight::zero_point(int64_t g, int64_t nn) const {
@@ -49,7 +50,15 @@ Status validate(const QuantizedWeight& w) {
     return invalid_argument("group_size is ", w.group_size,
                             "; accepted: 16, 32, 64, 128, 256 or -1 (channelwise)");
   }
-  const size_t nk = static_cast<size_t>(w.n * w.k);
+  // n*k must fit before it sizes anything: a product that wraps can equal the size of the codes
+  // given (n = 2^62 + 1, k = 64 wraps to 64), and everything that trusts validate() would then walk
+  // n rows of them. groups*n needs no check: groups <= k.
+  int64_t nk_elements = 0;
+  if (__builtin_mul_overflow(w.n, w.k, &nk_elements)) {
+    return invalid_argument("weight shape [n=", w.n, ", k=", w.k,
+                            "] is too large (n*k overflows int64); accepted: n*k < 2^63");
+  }
+  const size_t nk = static_cast<size_t>(nk_elements);
   if (w.codes.size() != nk) {
     return invalid_argument("codes has ", w.codes.size(), " elements; expected n*k = ", nk);
   }

@@ -1,0 +1,67 @@
+// Bad and unusual input to the host API found by a review of the importers, the canonical and
+// packed formats and serialization: shapes whose element counts wrap int64, ceil-divisions that
+// overflow near INT64_MAX, packed zero points that unpack() cannot represent, scales that overflow
+// their type. Each case must come back as a Status that names the problem; none may crash, read or
+// write out of bounds, or hand back a weight that is not what its input says.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sailfish/importers.h"
+#include "sailfish/packed_format.h"
+#include "sailfish/packed_serialize.h"
+#include "sailfish/quantize.h"
+#include "sailfish/reference.h"
+#include "test_helpers.h"
+
+namespace sailfish {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// n * 4 and n * 64 both wrap to small numbers: (2^62 + 1) * 4 = 2^64 + 4 == 4 (mod 2^64).
+constexpr int64_t kWrappingN = (int64_t{1} << 62) + 1;
+
+void expect_error(const Status& st, const std::string& needle) {
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(needle), std::string::npos)
+      << "got \"" << st.message() << "\", expected it to mention \"" << needle << "\"";
+}
+
+// ---- the canonical weight: n*k and the group count ---------------------------------------------
+
+// A canonical weight whose n * k wraps to the size of its codes: validate() must refuse it, or
+// everything that trusts validate() (reference_gemm, the exporters) walks n rows of 64 codes.
+QuantizedWeight wrapping_weight() {
+  QuantizedWeight w;
+  w.n = kWrappingN;
+  w.k = 64;
+  w.bits = 4;
+  w.group_size = 16;
+  w.codes.assign(64, 8);     // n * k wraps to 64
+  w.scales.assign(4, 1.0f);  // groups * n = 4 * n wraps to 4
+  return w;
+}
+
+TEST(ReviewHostInput, ValidateRefusesAShapeWhoseElementCountWraps) {
+  const QuantizedWeight w = wrapping_weight();
+  expect_error(validate(w), "too large");
+  expect_error(reference_gemm(nullptr, 0, w, nullptr, nullptr), "too large");
+  MatMulNBitsTensors t;
+  expect_error(export_matmul_nbits(w, &t), "too large");
+}
+
+// ceil(k / group_size) for k near INT64_MAX, without forming k + group_size - 1.
+TEST(ReviewHostInput, NumGroupsNearInt64MaxDoesNotOverflow) {
+  QuantizedWeight w;
+  w.k = kInt64Max;
+  w.group_size = 128;
+  EXPECT_EQ(w.num_groups(), int64_t{1} << 56);  // ceil((2^63 - 1) / 2^7)
+}
+
+}  // namespace
+}  // namespace sailfish
