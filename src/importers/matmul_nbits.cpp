@@ -59,6 +59,16 @@ Status import_matmul_nbits(const MatMulNBitsTensors& in, QuantizedWeight* out) {
   }
   const int64_t k_blocks = in.k_blocks();
   const int64_t blob = in.blob_bytes();
+  // Every size below is at most N*K or N * (k_blocks * blob), the bytes of B: check both fit
+  // before forming any. A product that wraps can equal the size of the tensors given (N = 2^62 + 1,
+  // K = 64 wraps to 64 bytes of B), and the loops below would then walk N rows of them.
+  int64_t row_bytes_checked = 0, unused = 0;
+  if (__builtin_mul_overflow(in.n, in.k, &unused) ||
+      __builtin_mul_overflow(k_blocks, blob, &row_bytes_checked) ||
+      __builtin_mul_overflow(in.n, row_bytes_checked, &unused)) {
+    return invalid_argument("MatMulNBits shape [N=", in.n, ", K=", in.k,
+                            "] is too large (N*K overflows int64); accepted: N*K < 2^63");
+  }
   const size_t b_expected = static_cast<size_t>(in.n * k_blocks * blob);
   if (in.b.size() != b_expected) {
     return invalid_argument("MatMulNBits B has ", in.b.size(),

@@ -63,5 +63,35 @@ TEST(ReviewHostInput, NumGroupsNearInt64MaxDoesNotOverflow) {
   EXPECT_EQ(w.num_groups(), int64_t{1} << 56);  // ceil((2^63 - 1) / 2^7)
 }
 
+// ---- MatMulNBits: sizes that wrap int64 ----------------------------------------------------------
+
+// MatMulNBits tensors sized for N = 2^62 + 1, K = 64, block 16, 8 bits as a wrapping product sees
+// them: N * k_blocks * blob = 64 bytes of B, N * k_blocks = 4 scales. GPTQ and AWQ refuse such
+// shapes ("k*n overflows"); MatMulNBits must too, not walk 2^62 rows of a 64-byte buffer.
+TEST(ReviewHostInput, MatMulNBitsShapeWhoseSizesWrapIsRefused) {
+  MatMulNBitsTensors t;
+  t.n = kWrappingN;
+  t.k = 64;
+  t.bits = 8;
+  t.block_size = 16;
+  t.b.assign(64, 128);
+  t.scales.assign(4, 1.0f);
+  QuantizedWeight w;
+  expect_error(import_matmul_nbits(t, &w), "too large");
+}
+
+// K near INT64_MAX: k_blocks() = ceil(K / block_size) must not overflow on the way.
+TEST(ReviewHostInput, MatMulNBitsKNearInt64MaxIsRefused) {
+  MatMulNBitsTensors t;
+  t.n = 1;
+  t.k = kInt64Max;
+  t.bits = 4;
+  t.block_size = 16;
+  EXPECT_EQ(t.k_blocks(), (kInt64Max - 1) / 16 + 1);
+  QuantizedWeight w;
+  const Status st = import_matmul_nbits(t, &w);
+  EXPECT_FALSE(st.ok());
+}
+
 }  // namespace
 }  // namespace sailfish
