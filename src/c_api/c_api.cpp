@@ -36,9 +36,22 @@ int report(const Status& status) {
 }
 
 // Sizes are only derived from the attributes when those are sane; otherwise the tensors stay empty
-// and import_matmul_nbits reports the bad attribute itself, with its own wording.
+// and import_matmul_nbits reports the bad attribute itself, with its own wording. Sane includes
+// sizes that fit in int64: gather_tensors forms N * k_blocks * blob and N * K, and a product that
+// overflows is undefined behaviour (and may wrap to a count that then reads the wrong bytes).
 bool attributes_sane(int64_t k, int64_t n, int bits, int block_size) {
-  return k > 0 && n > 0 && (bits == 4 || bits == 8) && block_size >= 16 && block_size <= 256;
+  if (!(k > 0 && n > 0 && (bits == 4 || bits == 8) && block_size >= 16 && block_size <= 256)) {
+    return false;
+  }
+  MatMulNBitsTensors t;
+  t.k = k;
+  t.n = n;
+  t.bits = bits;
+  t.block_size = block_size;
+  int64_t row_bytes = 0, product = 0;
+  return !__builtin_mul_overflow(n, k, &product) &&
+         !__builtin_mul_overflow(t.k_blocks(), t.blob_bytes(), &row_bytes) &&
+         !__builtin_mul_overflow(n, row_bytes, &product);
 }
 
 template <typename T>

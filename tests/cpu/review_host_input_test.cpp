@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "c_api/c_api.h"
 #include "sailfish/importers.h"
 #include "sailfish/packed_format.h"
 #include "sailfish/packed_serialize.h"
@@ -91,6 +92,20 @@ TEST(ReviewHostInput, MatMulNBitsKNearInt64MaxIsRefused) {
   QuantizedWeight w;
   const Status st = import_matmul_nbits(t, &w);
   EXPECT_FALSE(st.ok());
+}
+
+// ---- the C ABI ----------------------------------------------------------------------------------
+
+// The C ABI sizes its copies of the raw tensors from the attributes before import_matmul_nbits
+// sees them: attributes whose sizes overflow must be refused there too, not multiplied out.
+TEST(ReviewHostInput, CApiRefusesAttributesWhoseSizesWrap) {
+  std::vector<uint8_t> b(64, 128);
+  std::vector<float> scales(4, 1.0f);
+  std::vector<double> w(64);
+  const int rc = sf_dequantize_matmul_nbits(64, kWrappingN, 8, 16, b.data(), scales.data(),
+                                            SF_ZP_NONE, nullptr, nullptr, nullptr, w.data());
+  EXPECT_NE(rc, SF_OK);
+  EXPECT_NE(std::string(sf_last_error()).find("too large"), std::string::npos) << sf_last_error();
 }
 
 }  // namespace
