@@ -85,6 +85,13 @@ Status quantize_rtn(const float* weights, int64_t n, int64_t k, const QuantizeOp
     return invalid_argument("quantize_rtn: shape [n=", n, ", k=", k, "] must be positive");
   }
   if (weights == nullptr) return invalid_argument("quantize_rtn: weights is null");
+  // n*k sizes the codes and indexes the weights: a product that wraps would size them small and
+  // then walk n rows past the end.
+  int64_t unused = 0;
+  if (__builtin_mul_overflow(n, k, &unused)) {
+    return invalid_argument("quantize_rtn: shape [n=", n, ", k=", k,
+                            "] is too large (n*k overflows int64); accepted: n*k < 2^63");
+  }
 
   QuantizedWeight w;
   w.n = n;
@@ -121,6 +128,16 @@ Status quantize_rtn(const float* weights, int64_t n, int64_t k, const QuantizeOp
         scale = (hi - lo) / static_cast<float>(max_code);
       }
       scale = round_to_dtype(scale, options.scale_dtype);
+      // A finite range can still need a scale the type cannot hold (fp16 above 65504, or hi - lo
+      // beyond float): an infinite scale makes a weight that validate() refuses and that
+      // dequantizes to NaN, so say so here instead of returning it.
+      if (!std::isfinite(scale)) {
+        return invalid_argument("quantize_rtn: weights [", nn, ", ", k0, "..", k1 - 1,
+                                "] span [", lo, ", ", hi, "], whose ", options.bits,
+                                "-bit scale overflows ", dtype_name(options.scale_dtype),
+                                "; accepted: a range whose scale is finite in ",
+                                dtype_name(options.scale_dtype));
+      }
       if (scale == 0.0f) scale = round_to_dtype(1e-8f, options.scale_dtype);
       if (scale == 0.0f) scale = 1.0f;
       if (!symmetric) {

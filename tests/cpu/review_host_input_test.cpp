@@ -108,5 +108,34 @@ TEST(ReviewHostInput, CApiRefusesAttributesWhoseSizesWrap) {
   EXPECT_NE(std::string(sf_last_error()).find("too large"), std::string::npos) << sf_last_error();
 }
 
+// ---- quantize_rtn -------------------------------------------------------------------------------
+
+// quantize_rtn must refuse n * k that wraps before it sizes (or reads) anything.
+TEST(ReviewHostInput, QuantizeRtnRefusesAShapeWhoseElementCountWraps) {
+  std::vector<float> weights(64, 0.25f);
+  QuantizeOptions options;
+  options.group_size = 16;
+  QuantizedWeight w;
+  expect_error(quantize_rtn(weights.data(), kWrappingN, 64, options, &w), "too large");
+}
+
+// A finite weight range whose scale overflows the requested scale type (fp16 tops out at 65504, so
+// a symmetric int4 group with |w| = 1e6 needs a scale of 1.3e5) must be refused: a weight with an
+// infinite scale is not a valid weight (validate() refuses it) and dequantizes to NaN.
+TEST(ReviewHostInput, QuantizeRtnRefusesAScaleThatOverflowsItsType) {
+  std::vector<float> weights(64, 1e6f);
+  QuantizeOptions options;
+  options.group_size = 32;
+  options.scale_dtype = DType::kF16;
+  QuantizedWeight w;
+  expect_error(quantize_rtn(weights.data(), 2, 32, options, &w), "scale");
+  // Asymmetric fp32: hi - lo overflows float for a finite range.
+  weights.assign(64, 3e38f);
+  weights[1] = -3e38f;
+  options.scheme = QuantScheme::kAsymmetric;
+  options.scale_dtype = DType::kF32;
+  expect_error(quantize_rtn(weights.data(), 2, 32, options, &w), "scale");
+}
+
 }  // namespace
 }  // namespace sailfish
