@@ -137,5 +137,19 @@ TEST(ReviewHostInput, QuantizeRtnRefusesAScaleThatOverflowsItsType) {
   expect_error(quantize_rtn(weights.data(), 2, 32, options, &w), "scale");
 }
 
+// ---- GPTQ: the group count near INT64_MAX --------------------------------------------------------
+
+// GPTQ with n = 1 (no qzeros to force n to fill words) lets k reach INT64_MAX - 7 with k*n in
+// range; the group count ceil(k / group_size) must still not overflow.
+TEST(ReviewHostInput, GptqKNearInt64MaxIsRefusedWithoutOverflow) {
+  GptqTensors g;
+  g.k = kInt64Max - 7;  // a multiple of 8
+  g.n = 1;
+  g.bits = 4;
+  g.group_size = 128;
+  QuantizedWeight w;
+  expect_error(import_gptq(g, &w), "qweight");
+}
+
 }  // namespace
 }  // namespace sailfish
