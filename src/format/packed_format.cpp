@@ -213,6 +213,30 @@ Status validate(const PackedWeight& p) {
                             has_zero ? meta : 0, " for zero kind ",
                             zero_point_kind_name(p.zero_kind));
   }
+  if (has_zero) {
+    // The zero planes' values, not only their sizes: unpack() casts an integer zero point to a
+    // uint8 code (a fraction would truncate, a value out of range is undefined behaviour), and the
+    // kernels add a shift into a mantissa assuming it is a code (src/format/zero_split.h), so a
+    // damaged or forged weight must stop here, before unpack or upload.
+    const int max_code = (1 << geo.bits) - 1;
+    for (size_t i = 0; i < meta; ++i) {
+      const float zp = p.zero_points[i];
+      if (!std::isfinite(zp)) {
+        return invalid_argument("packed zero point at index ", i, " is not finite");
+      }
+      if (p.zero_kind == ZeroPointKind::kInteger &&
+          !(zp >= 0.0f && zp <= static_cast<float>(max_code) && zp == std::floor(zp))) {
+        return invalid_argument("packed zero point ", zp, " at index ", i, " is not a ",
+                                geo.bits, "-bit code; accepted for zero kind integer: an integer "
+                                "in [0, ", max_code, "]");
+      }
+      if (p.zero_fold[i] > max_code) {
+        return invalid_argument("packed zero shift ", p.zero_fold[i], " at index ", i,
+                                " exceeds ", max_code, "; accepted: a ", geo.bits,
+                                "-bit code in [0, ", max_code, "]");
+      }
+    }
+  }
   if (!p.perm.empty()) {
     if (p.perm.size() != static_cast<size_t>(geo.k)) {
       return invalid_argument("packed perm has ", p.perm.size(), " entries; expected k = ", geo.k);

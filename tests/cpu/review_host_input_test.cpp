@@ -151,5 +151,86 @@ TEST(ReviewHostInput, GptqKNearInt64MaxIsRefusedWithoutOverflow) {
   expect_error(import_gptq(g, &w), "qweight");
 }
 
+// ---- packed zero points -------------------------------------------------------------------------
+
+PackedWeight packed_integer_weight() {
+  std::mt19937_64 rng(testing::test_seed() + 9101);
+  testing::RandomWeightSpec spec;
+  spec.n = 64;
+  spec.k = 128;
+  spec.group_size = 32;
+  spec.zero_kind = ZeroPointKind::kInteger;
+  PackedWeight p;
+  EXPECT_TRUE(pack(testing::random_weight(rng, spec), DType::kBF16, &p).ok());
+  return p;
+}
+
+// Integer zero points are stored as float32; unpack() casts them back to uint8 codes. A value that
+// is not an integer code of the bit width (fractional, negative, too large, NaN) must be refused,
+// not truncated (5.5 -> 5) or converted with undefined behaviour (261 -> whatever the cast gives).
+TEST(ReviewHostInput, PackedIntegerZeroPointThatIsNotACodeIsRefused) {
+  const PackedWeight good = packed_integer_weight();
+  for (float bad : {5.5f, -1.0f, 16.0f, 261.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    SCOPED_TRACE(bad);
+    PackedWeight p = good;
+    p.zero_points[0] = bad;
+    expect_error(validate(p), "zero point");
+    QuantizedWeight w;
+    expect_error(unpack(p, &w), "zero point");
+  }
+}
+
+// Every zero point must be finite, float ones included.
+TEST(ReviewHostInput, PackedFloatZeroPointMustBeFinite) {
+  std::mt19937_64 rng(testing::test_seed() + 9102);
+  testing::RandomWeightSpec spec;
+  spec.n = 64;
+  spec.k = 64;
+  spec.group_size = 32;
+  spec.zero_kind = ZeroPointKind::kFloat;
+  PackedWeight p;
+  ASSERT_TRUE(pack(testing::random_weight(rng, spec), DType::kF16, &p).ok());
+  p.zero_points[3] = std::numeric_limits<float>::infinity();
+  expect_error(validate(p), "zero point");
+}
+
+// The shift plane holds integers below 2^bits (the kernels add the shift into a mantissa and
+// assume no carry, src/common/dequant.cuh zero_subtrahend); validate() is what stands between a
+// packed weight and the device, so it must refuse a shift out of the code range.
+TEST(ReviewHostInput, PackedShiftOutsideTheCodeRangeIsRefused) {
+  PackedWeight p = packed_integer_weight();
+  p.zero_fold[0] = 16;  // int4: shifts are 0..15
+  expect_error(validate(p), "shift");
+}
+
+// The same through deserialize: a blob forged with matching checksums is refused (the header's
+// promise), not turned into a weight whose zero point unpacks to something else.
+TEST(ReviewHostInput, DeserializeRefusesAForgedIntegerZeroPoint) {
+  PackedWeight p = packed_integer_weight();
+  p.zero_points[0] = 5.5f;
+  p.zero_fold[0] = 6;  // the shift pack() would derive from 5.5, so only the zero point is wrong
+  // serialize() validates, so build the blob from a good weight and patch the payload.
+  std::vector<uint8_t> blob;
+  ASSERT_TRUE(serialize(packed_integer_weight(), &blob).ok());
+  const size_t zero_fold_at = kPackedHeaderBytes + p.codes.size() + p.scales.size() * 2;
+  const size_t zero_points_at = zero_fold_at + p.zero_fold.size() * 2;
+  blob[zero_fold_at] = 6;
+  blob[zero_fold_at + 1] = 0;
+  uint32_t bits;
+  std::memcpy(&bits, &p.zero_points[0], 4);
+  for (int i = 0; i < 4; ++i) blob[zero_points_at + i] = static_cast<uint8_t>(bits >> (8 * i));
+  const uint64_t payload_sum =
+      packed_checksum(blob.data() + kPackedHeaderBytes, blob.size() - kPackedHeaderBytes);
+  for (int i = 0; i < 8; ++i) {
+    blob[kPackedPayloadChecksumOffset + i] = static_cast<uint8_t>(payload_sum >> (8 * i));
+  }
+  const uint64_t header_sum = packed_checksum(blob.data(), kPackedHeaderChecksumOffset);
+  for (int i = 0; i < 8; ++i) {
+    blob[kPackedHeaderChecksumOffset + i] = static_cast<uint8_t>(header_sum >> (8 * i));
+  }
+  PackedWeight out;
+  expect_error(deserialize(blob.data(), blob.size(), &out), "zero point");
+}
+
 }  // namespace
 }  // namespace sailfish
