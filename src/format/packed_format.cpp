@@ -76,6 +76,19 @@ Status act_order_permutation(const std::vector<int32_t>& g_idx, int64_t k, int64
   if (static_cast<int64_t>(g_idx.size()) != k) {
     return invalid_argument("g_idx has ", g_idx.size(), " entries; expected k = ", k);
   }
+  // The group geometry is the caller's: check it before it sizes the count vector (a negative
+  // count throws from std::vector, a huge one exhausts memory). The balance rule below accepts
+  // ceil(k / group_rows) groups, one more (empty) when group_rows divides k, and nothing else.
+  if (group_rows < 1) {
+    return invalid_argument("act_order_permutation: group_rows is ", group_rows,
+                            "; accepted: >= 1");
+  }
+  const int64_t needed_groups = k / group_rows + (k % group_rows > 0 ? 1 : 0);
+  if (num_groups < 0 || num_groups > needed_groups + 1) {
+    return invalid_argument("act_order_permutation: num_groups is ", num_groups, "; k = ", k,
+                            " in groups of ", group_rows, " rows makes ", needed_groups,
+                            " groups");
+  }
   std::vector<int64_t> next(static_cast<size_t>(num_groups), 0);
   for (int64_t kk = 0; kk < k; ++kk) {
     const int32_t g = g_idx[static_cast<size_t>(kk)];

@@ -232,5 +232,19 @@ TEST(ReviewHostInput, DeserializeRefusesAForgedIntegerZeroPoint) {
   expect_error(deserialize(blob.data(), blob.size(), &out), "zero point");
 }
 
+// ---- act_order_permutation arguments --------------------------------------------------------------
+
+// Public, with group geometry passed in: a negative or absurd group count must be refused before it
+// sizes a vector (std::vector throws, or the allocator aborts, through a Status API).
+TEST(ReviewHostInput, ActOrderPermutationRefusesBadGroupGeometry) {
+  const std::vector<int32_t> g_idx = {0, 0, 1, 1};
+  std::vector<int32_t> perm;
+  expect_error(act_order_permutation(g_idx, 4, 2, -1, &perm), "groups");
+  EXPECT_FALSE(act_order_permutation(g_idx, 4, 0, 2, &perm).ok());
+  expect_error(act_order_permutation(g_idx, 4, 2, int64_t{1} << 50, &perm), "groups");
+  EXPECT_TRUE(act_order_permutation(g_idx, 4, 2, 2, &perm).ok());
+  EXPECT_EQ(perm, (std::vector<int32_t>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace sailfish
