@@ -69,11 +69,9 @@ Status validate_problem(const Problem& p) {
 // two chunks (ONNX Runtime's MatMulNBits rule, same defaults), or when forced.
 void plan_dense(const api::ResolvedOptions& options, Plan* plan) {
   const PackedGeometry& g = plan->problem.geometry;
-  const int64_t full_bytes = g.n_pad * g.k_pad * 2;
-  const int64_t chunk = (options.dense_chunk_rows + 63) / 64 * 64;
-  const bool chunked = options.dense_force_chunked ||
-                       (full_bytes > options.dense_chunk_threshold_bytes && g.n_pad > 2 * chunk);
-  plan->dense_chunk_rows = chunked ? std::min(chunk, g.n_pad) : g.n_pad;
+  plan->dense_chunk_rows =
+      dense::dense_rows_per_chunk(g.n_pad, g.k_pad, options.dense_chunk_rows,
+                                  options.dense_chunk_threshold_bytes, options.dense_force_chunked);
   // chunk x k_pad elements either way: [chunk][k_pad], or [k][chunk] transposed for act-order.
   plan->workspace_bytes =
       align_up(static_cast<size_t>(plan->dense_chunk_rows * g.k_pad * 2), 256) +

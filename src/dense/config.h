@@ -1,6 +1,7 @@
 // Dense tier configuration: constants shared by the dequantization kernel and its launcher.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sailfish::dense {
@@ -28,6 +29,19 @@ constexpr int kCtasPerSm = 16;
 // Scratch rows default for the N-chunked variant (ONNX Runtime's MatMulNBits defaults).
 constexpr int64_t kDefaultChunkRows = 32768;
 constexpr int64_t kDefaultChunkThresholdBytes = int64_t(256) << 20;
+// The rows of W dequantized at a time: all n_pad rows, or `chunk_rows` rounded up to a multiple of
+// 64 when chunking is forced, or when the whole scratch (n_pad x k_pad 16-bit values) would pass
+// `threshold_bytes` and N spans more than two chunks (ONNX Runtime's MatMulNBits rule). chunk_rows
+// is clamped to n_pad before it is rounded: the option takes any value from 64 up, and rounding
+// INT64_MAX up (or doubling it) overflowed; a chunk of n_pad rows or more is the whole N either way,
+// so the clamp changes no plan.
+inline int64_t dense_rows_per_chunk(int64_t n_pad, int64_t k_pad, int64_t chunk_rows,
+                                    int64_t threshold_bytes, bool force_chunked) {
+  const int64_t chunk = (std::min(chunk_rows, n_pad) + 63) / 64 * 64;
+  const bool chunked = force_chunked || (n_pad * k_pad * 2 > threshold_bytes && n_pad > 2 * chunk);
+  return chunked ? std::min(chunk, n_pad) : n_pad;
+}
+
 // cuBLASLt workspace carved from the caller's workspace.
 constexpr int64_t kCublasWorkspaceBytes = int64_t(32) << 20;
 

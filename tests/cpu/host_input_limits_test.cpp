@@ -1,4 +1,4 @@
-// Bad and unusual input to the host API found by a review of the importers, the canonical and
+// Bad and unusual input to the host API at the edges of its integer types: the importers, the canonical and
 // packed formats and serialization: shapes whose element counts wrap int64, ceil-divisions that
 // overflow near INT64_MAX, packed zero points that unpack() cannot represent, scales that overflow
 // their type. Each case must come back as a Status that names the problem; none may crash, read or
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c_api/c_api.h"
+#include "dense/config.h"
 #include "sailfish/importers.h"
 #include "sailfish/packed_format.h"
 #include "sailfish/packed_serialize.h"
@@ -48,7 +49,7 @@ QuantizedWeight wrapping_weight() {
   return w;
 }
 
-TEST(ReviewHostInput, ValidateRefusesAShapeWhoseElementCountWraps) {
+TEST(HostInputLimits, ValidateRefusesAShapeWhoseElementCountWraps) {
   const QuantizedWeight w = wrapping_weight();
   expect_error(validate(w), "too large");
   expect_error(reference_gemm(nullptr, 0, w, nullptr, nullptr), "too large");
@@ -57,7 +58,7 @@ TEST(ReviewHostInput, ValidateRefusesAShapeWhoseElementCountWraps) {
 }
 
 // ceil(k / group_size) for k near INT64_MAX, without forming k + group_size - 1.
-TEST(ReviewHostInput, NumGroupsNearInt64MaxDoesNotOverflow) {
+TEST(HostInputLimits, NumGroupsNearInt64MaxDoesNotOverflow) {
   QuantizedWeight w;
   w.k = kInt64Max;
   w.group_size = 128;
@@ -69,7 +70,7 @@ TEST(ReviewHostInput, NumGroupsNearInt64MaxDoesNotOverflow) {
 // MatMulNBits tensors sized for N = 2^62 + 1, K = 64, block 16, 8 bits as a wrapping product sees
 // them: N * k_blocks * blob = 64 bytes of B, N * k_blocks = 4 scales. GPTQ and AWQ refuse such
 // shapes ("k*n overflows"); MatMulNBits must too, not walk 2^62 rows of a 64-byte buffer.
-TEST(ReviewHostInput, MatMulNBitsShapeWhoseSizesWrapIsRefused) {
+TEST(HostInputLimits, MatMulNBitsShapeWhoseSizesWrapIsRefused) {
   MatMulNBitsTensors t;
   t.n = kWrappingN;
   t.k = 64;
@@ -82,7 +83,7 @@ TEST(ReviewHostInput, MatMulNBitsShapeWhoseSizesWrapIsRefused) {
 }
 
 // K near INT64_MAX: k_blocks() = ceil(K / block_size) must not overflow on the way.
-TEST(ReviewHostInput, MatMulNBitsKNearInt64MaxIsRefused) {
+TEST(HostInputLimits, MatMulNBitsKNearInt64MaxIsRefused) {
   MatMulNBitsTensors t;
   t.n = 1;
   t.k = kInt64Max;
@@ -98,7 +99,7 @@ TEST(ReviewHostInput, MatMulNBitsKNearInt64MaxIsRefused) {
 
 // The C ABI sizes its copies of the raw tensors from the attributes before import_matmul_nbits
 // sees them: attributes whose sizes overflow must be refused there too, not multiplied out.
-TEST(ReviewHostInput, CApiRefusesAttributesWhoseSizesWrap) {
+TEST(HostInputLimits, CApiRefusesAttributesWhoseSizesWrap) {
   std::vector<uint8_t> b(64, 128);
   std::vector<float> scales(4, 1.0f);
   std::vector<double> w(64);
@@ -111,7 +112,7 @@ TEST(ReviewHostInput, CApiRefusesAttributesWhoseSizesWrap) {
 // ---- quantize_rtn -------------------------------------------------------------------------------
 
 // quantize_rtn must refuse n * k that wraps before it sizes (or reads) anything.
-TEST(ReviewHostInput, QuantizeRtnRefusesAShapeWhoseElementCountWraps) {
+TEST(HostInputLimits, QuantizeRtnRefusesAShapeWhoseElementCountWraps) {
   std::vector<float> weights(64, 0.25f);
   QuantizeOptions options;
   options.group_size = 16;
@@ -122,7 +123,7 @@ TEST(ReviewHostInput, QuantizeRtnRefusesAShapeWhoseElementCountWraps) {
 // A finite weight range whose scale overflows the requested scale type (fp16 tops out at 65504, so
 // a symmetric int4 group with |w| = 1e6 needs a scale of 1.3e5) must be refused: a weight with an
 // infinite scale is not a valid weight (validate() refuses it) and dequantizes to NaN.
-TEST(ReviewHostInput, QuantizeRtnRefusesAScaleThatOverflowsItsType) {
+TEST(HostInputLimits, QuantizeRtnRefusesAScaleThatOverflowsItsType) {
   std::vector<float> weights(64, 1e6f);
   QuantizeOptions options;
   options.group_size = 32;
@@ -141,7 +142,7 @@ TEST(ReviewHostInput, QuantizeRtnRefusesAScaleThatOverflowsItsType) {
 
 // GPTQ with n = 1 (no qzeros to force n to fill words) lets k reach INT64_MAX - 7 with k*n in
 // range; the group count ceil(k / group_size) must still not overflow.
-TEST(ReviewHostInput, GptqKNearInt64MaxIsRefusedWithoutOverflow) {
+TEST(HostInputLimits, GptqKNearInt64MaxIsRefusedWithoutOverflow) {
   GptqTensors g;
   g.k = kInt64Max - 7;  // a multiple of 8
   g.n = 1;
@@ -168,7 +169,7 @@ PackedWeight packed_integer_weight() {
 // Integer zero points are stored as float32; unpack() casts them back to uint8 codes. A value that
 // is not an integer code of the bit width (fractional, negative, too large, NaN) must be refused,
 // not truncated (5.5 -> 5) or converted with undefined behaviour (261 -> whatever the cast gives).
-TEST(ReviewHostInput, PackedIntegerZeroPointThatIsNotACodeIsRefused) {
+TEST(HostInputLimits, PackedIntegerZeroPointThatIsNotACodeIsRefused) {
   const PackedWeight good = packed_integer_weight();
   for (float bad : {5.5f, -1.0f, 16.0f, 261.0f, std::numeric_limits<float>::quiet_NaN()}) {
     SCOPED_TRACE(bad);
@@ -181,7 +182,7 @@ TEST(ReviewHostInput, PackedIntegerZeroPointThatIsNotACodeIsRefused) {
 }
 
 // Every zero point must be finite, float ones included.
-TEST(ReviewHostInput, PackedFloatZeroPointMustBeFinite) {
+TEST(HostInputLimits, PackedFloatZeroPointMustBeFinite) {
   std::mt19937_64 rng(testing::test_seed() + 9102);
   testing::RandomWeightSpec spec;
   spec.n = 64;
@@ -197,7 +198,7 @@ TEST(ReviewHostInput, PackedFloatZeroPointMustBeFinite) {
 // The shift plane holds integers below 2^bits (the kernels add the shift into a mantissa and
 // assume no carry, src/common/dequant.cuh zero_subtrahend); validate() is what stands between a
 // packed weight and the device, so it must refuse a shift out of the code range.
-TEST(ReviewHostInput, PackedShiftOutsideTheCodeRangeIsRefused) {
+TEST(HostInputLimits, PackedShiftOutsideTheCodeRangeIsRefused) {
   PackedWeight p = packed_integer_weight();
   p.zero_fold[0] = 16;  // int4: shifts are 0..15
   expect_error(validate(p), "shift");
@@ -205,7 +206,7 @@ TEST(ReviewHostInput, PackedShiftOutsideTheCodeRangeIsRefused) {
 
 // The same through deserialize: a blob forged with matching checksums is refused (the header's
 // promise), not turned into a weight whose zero point unpacks to something else.
-TEST(ReviewHostInput, DeserializeRefusesAForgedIntegerZeroPoint) {
+TEST(HostInputLimits, DeserializeRefusesAForgedIntegerZeroPoint) {
   PackedWeight p = packed_integer_weight();
   p.zero_points[0] = 5.5f;
   p.zero_fold[0] = 6;  // the shift pack() would derive from 5.5, so only the zero point is wrong
@@ -236,7 +237,7 @@ TEST(ReviewHostInput, DeserializeRefusesAForgedIntegerZeroPoint) {
 
 // Public, with group geometry passed in: a negative or absurd group count must be refused before it
 // sizes a vector (std::vector throws, or the allocator aborts, through a Status API).
-TEST(ReviewHostInput, ActOrderPermutationRefusesBadGroupGeometry) {
+TEST(HostInputLimits, ActOrderPermutationRefusesBadGroupGeometry) {
   const std::vector<int32_t> g_idx = {0, 0, 1, 1};
   std::vector<int32_t> perm;
   expect_error(act_order_permutation(g_idx, 4, 2, -1, &perm), "groups");
@@ -244,6 +245,29 @@ TEST(ReviewHostInput, ActOrderPermutationRefusesBadGroupGeometry) {
   expect_error(act_order_permutation(g_idx, 4, 2, int64_t{1} << 50, &perm), "groups");
   EXPECT_TRUE(act_order_permutation(g_idx, 4, 2, 2, &perm).ok());
   EXPECT_EQ(perm, (std::vector<int32_t>{0, 1, 2, 3}));
+}
+
+// ---- the dense tier's chunk rows ---------------------------------------------------------------------
+
+// dense_chunk_rows (SAILFISH_DENSE_CHUNK_ROWS) accepts any value from 64 up; rounding INT64_MAX up
+// to 64 rows, or doubling it for the two-chunk test, overflowed in plan(). A chunk of at least N
+// rows is the whole N, chunked or not, and the ONNX Runtime rule keeps its results below that.
+TEST(HostInputLimits, DenseChunkRowsUpToInt64MaxPlanTheWholeN) {
+  const int64_t n_pad = 57344, k_pad = 8192, threshold = dense::kDefaultChunkThresholdBytes;
+  for (const bool forced : {false, true}) {
+    SCOPED_TRACE(forced);
+    EXPECT_EQ(dense::dense_rows_per_chunk(n_pad, k_pad, kInt64Max, threshold, forced), n_pad);
+    EXPECT_EQ(dense::dense_rows_per_chunk(n_pad, k_pad, n_pad + 1, threshold, forced), n_pad);
+  }
+  // The rule itself, unchanged: 940 MB of scratch, but N is under two default chunks.
+  EXPECT_EQ(dense::dense_rows_per_chunk(n_pad, k_pad, dense::kDefaultChunkRows, threshold, false),
+            n_pad);
+  // 2 GB of scratch and N past two chunks: chunks of 32768 rows; forced, 100 rows round up to 128.
+  EXPECT_EQ(dense::dense_rows_per_chunk(131072, k_pad, dense::kDefaultChunkRows, threshold, false),
+            32768);
+  EXPECT_EQ(dense::dense_rows_per_chunk(n_pad, k_pad, 100, threshold, true), 128);
+  // Under the threshold: never chunked unless forced.
+  EXPECT_EQ(dense::dense_rows_per_chunk(1024, 1024, 64, threshold, false), 1024);
 }
 
 }  // namespace
