@@ -154,13 +154,26 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   // and the kernel's row offsets into A are 32-bit.
   const bool fuse = options.fuse.value_or(true);
   const int64_t input_rows = problem.gemm.input == MoeInput::kToken ? problem.tokens : choices;
-  plan.fused_gather = fuse && g.k % 8 == 0 &&
-                      (!decode::warp_split_reads_whole_blocks(d.token_tiles) || g.k % 64 == 0) &&
-                      input_rows * g.k < (int64_t(1) << 32);
+  const bool gather_fits =
+      g.k % 8 == 0 &&
+      (!decode::warp_split_reads_whole_blocks(d.token_tiles) || g.k % 64 == 0) &&
+      input_rows * g.k < (int64_t(1) << 32);
+  plan.fused_gather = fuse && gather_fits;
   // Only with every expert local: the align step zeroes the rows of choices no block holds, and
   // under expert parallelism those are most of Y.
   plan.fused_combine = fuse && (problem.gemm.output == MoeOutput::kChoice || problem.top_k == 1) &&
                        problem.local_experts == problem.experts;
+  // Unfused, the kernel reads the gathered slab ([rows][k_pad]) with the same 32-bit row offsets
+  // (row * k_pad, warp_split_kernel.cuh): past 2^32 elements they would wrap onto other rows and
+  // Y would be wrong, silently. The slab holds every choice row and more, so where the choice rows
+  // of A are too many for the fused gather, so is the slab (Mixtral 8x7B down at 150000 tokens:
+  // 300000 choice rows and a slab of 300224 rows, of 14336 columns).
+  if (!plan.fused_gather && rows > 0 && (rows - 1) * g.k_pad >= (int64_t(1) << 32)) {
+    return unsupported("plan_moe: the expert GEMM's gathered rows (up to ", rows, " of ", g.k_pad,
+                       " columns) pass the kernel's 32-bit row offsets (2^32 elements); run the ",
+                       "layer in calls of fewer tokens",
+                       gather_fits ? ", or with the fused gather (MoeOptions::fuse)" : "");
+  }
 
   // Split K over the blocks an even routing fills (the real count is known on the device only),
   // at most the cluster epilogue's 8 ranks, and only as deep as the clusters of those blocks are

@@ -1,0 +1,117 @@
+// Bad and unusual input to the planners and to the host checks before a launch: MoE layers at
+// token counts whose row offsets outgrow the kernels' 32-bit arithmetic, routing sizes whose
+// tokens * top_k wraps int64, run_moe's routing checks on the self-aligned path (which has no
+// align launch to check them), and forced decode split depths past the grid's y dimension. Each
+// case must come back as a Status that names the problem, or as a plan the kernels can run as it
+// is; none may be handed a plan that reads the wrong rows or a launch CUDA refuses. Planned on the
+// CPU model of the H200 (tests/model), as decode_plan_test.cpp and moe_plan_test.cpp do.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decode/config.h"
+#include "decode/launch.h"
+#include "decode_gpu_model.h"
+#include "moe/plan_moe.h"
+#include "sailfish/moe_gpu.h"
+
+namespace sailfish {
+namespace {
+
+using test::DecodeGpuModel;
+
+constexpr int64_t kTwo32 = int64_t(1) << 32;
+
+void expect_error(const Status& st, StatusCode code, const std::string& needle) {
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  EXPECT_NE(st.message().find(needle), std::string::npos)
+      << "got \"" << st.message() << "\", expected it to mention \"" << needle << "\"";
+}
+
+MoeProblem moe_problem(int64_t tokens, int top_k, int experts, int local, int64_t n, int64_t k,
+                       const MoeGemm& gemm) {
+  MoeProblem p;
+  p.tokens = tokens;
+  p.top_k = top_k;
+  p.experts = experts;
+  p.local_experts = local;
+  EXPECT_TRUE(PackedGeometry::make(n, k, 4, 128, &p.geometry).ok());
+  p.scale_dtype = p.act_dtype = DType::kBF16;
+  p.gemm = gemm;
+  return p;
+}
+
+Status plan_on_model(const DecodeGpuModel& model, const MoeProblem& p, const MoeOptions& options,
+                     MoePlan* out) {
+  const Problem gemm = moe::gemm_problem(p, 1);
+  return moe::plan_moe(p, model.queries(gemm), 0, model.sm_count, options, out);
+}
+
+// The expert GEMM's activation rows are addressed with 32-bit element offsets (warp_split_kernel.cuh:
+// act_row_offset = row * lda): A's rows under the fused gather, the gathered slab's rows
+// ([gemm rows][k_pad]) otherwise. Every offset a plan lets the kernel form must fit.
+std::string broken_row_offsets(const MoePlan& plan) {
+  const MoeProblem& p = plan.problem;
+  const PackedGeometry& g = p.geometry;
+  if (plan.fused_gather) {
+    const int64_t input_rows = p.gemm.input == MoeInput::kToken ? p.tokens : p.tokens * p.top_k;
+    if ((input_rows - 1) * g.k >= kTwo32) return "A's row offsets pass 32 bits";
+  } else if ((plan.gemm.problem.m - 1) * g.k_pad >= kTwo32) {
+    return "the gathered slab's row offsets pass 32 bits";
+  }
+  return "";
+}
+
+// Mixtral 8x7B's down projection (k = 14336) over a long prefill of 150000 tokens: 300000 choice
+// rows of 14336 columns are past 2^32 elements, so the plan takes the gather kernel, whose slab of
+// 300224 rows x 14336 is past 2^32 too. The kernel's 32-bit row offsets would wrap and read other
+// rows of the slab: a wrong Y, silently. Such a layer must be refused (fewer tokens a call).
+TEST(PlannerInputLimits, MoeGatheredSlabPast32BitOffsetsIsRefused) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  ASSERT_FALSE(model.registers.empty());
+  const MoeGemm down{MoeInput::kChoice, MoeOutput::kTokenSum, true};
+  MoePlan plan;
+  const MoeProblem mixtral = moe_problem(150000, 2, 8, 8, 4096, 14336, down);
+  Status st = plan_on_model(model, mixtral, {}, &plan);
+  if (st.ok()) {
+    EXPECT_EQ(broken_row_offsets(plan), "") << plan.reason;
+  } else {
+    expect_error(st, StatusCode::kUnsupported, "2^32");
+  }
+
+  // The gate_up projection (A's token rows fit 32 bits) with the fusion turned off: 131072 tokens,
+  // top 8 of 64, give a slab of 1050560 rows x 4096.
+  const MoeGemm gate_up{MoeInput::kToken, MoeOutput::kChoice, false};
+  const MoeProblem wide = moe_problem(131072, 8, 64, 64, 2048, 4096, gate_up);
+  MoeOptions unfused;
+  unfused.fuse = false;
+  st = plan_on_model(model, wide, unfused, &plan);
+  if (st.ok()) {
+    EXPECT_EQ(broken_row_offsets(plan), "") << plan.reason;
+  } else {
+    expect_error(st, StatusCode::kUnsupported, "2^32");
+  }
+  // Fused, the same layer reads A in place (131072 x 4096 elements) and still plans.
+  ASSERT_TRUE(plan_on_model(model, wide, {}, &plan).ok());
+  EXPECT_TRUE(plan.fused_gather) << plan.reason;
+  EXPECT_EQ(broken_row_offsets(plan), "") << plan.reason;
+
+  // Inside the limit the unfused plan is made as before (130000 tokens: 1041984 rows of 4096).
+  for (int64_t tokens : {int64_t(1000), int64_t(130000)}) {
+    MoeProblem p = wide;
+    p.tokens = tokens;
+    st = plan_on_model(model, p, unfused, &plan);
+    ASSERT_TRUE(st.ok()) << tokens << " tokens: " << st.to_string();
+    EXPECT_FALSE(plan.fused_gather);
+    EXPECT_EQ(broken_row_offsets(plan), "") << plan.reason;
+  }
+}
+
+}  // namespace
+}  // namespace sailfish
