@@ -42,6 +42,12 @@ Status validate(const MoeProblem& p) {
     return invalid_argument("MoE problem: ", p.local_experts, " local experts of ", p.experts,
                             "; a rank holds 1 to all of them");
   }
+  // Bounded before anything forms tokens * top_k (plan_moe does at once), which can pass int64;
+  // the limit is MoeAlignLayout::make's (choice rows are int32 on the device).
+  if (p.tokens > (int64_t(1) << 30) / p.top_k) {
+    return unsupported("MoE problem: tokens * top_k = ", p.tokens, " * ", p.top_k,
+                       " choice rows; at most 2^30 are supported (int32 row indices)");
+  }
   PackedGeometry check;
   SF_RETURN_IF_ERROR(PackedGeometry::make(p.geometry.n, p.geometry.k, p.geometry.bits,
                                           p.geometry.group_size, &check));

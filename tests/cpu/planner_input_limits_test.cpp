@@ -113,5 +113,26 @@ TEST(PlannerInputLimits, MoeGatheredSlabPast32BitOffsetsIsRefused) {
   }
 }
 
+// tokens * top_k past int64: plan_moe formed the product (signed overflow, undefined behaviour)
+// before anything bounded tokens. validate(MoeProblem), which says what plan_moe and run_moe
+// refuse, must refuse the size itself, before any product.
+TEST(PlannerInputLimits, MoeChoiceCountThatWrapsInt64IsRefusedByValidate) {
+  const MoeGemm gemm;
+  for (const int64_t tokens : {std::numeric_limits<int64_t>::max() / 2,
+                               std::numeric_limits<int64_t>::max(), (int64_t(1) << 30) + 1}) {
+    const MoeProblem p = moe_problem(tokens, 4, 8, 8, 256, 256, gemm);
+    expect_error(moe::validate(p), StatusCode::kUnsupported, "2^30");
+    // plan_moe refuses it too, on any device: queries that fail if they are ever asked.
+    decode::DeviceQueries q;
+    q.compute_major = 9;
+    q.ctas_per_sm = [](const DecodePlan&, int*) { return internal_error("not asked"); };
+    q.max_clusters = [](const DecodePlan&, int, int*) { return internal_error("not asked"); };
+    MoePlan plan;
+    expect_error(moe::plan_moe(p, q, 0, 132, {}, &plan), StatusCode::kUnsupported, "2^30");
+  }
+  // At the limit, 2^30 choice rows, validate accepts (plan_moe then refuses the grid).
+  EXPECT_TRUE(moe::validate(moe_problem(int64_t(1) << 28, 4, 8, 8, 256, 256, gemm)).ok());
+}
+
 }  // namespace
 }  // namespace sailfish
