@@ -129,6 +129,17 @@ Status check_args(const MoePlan& plan, const MoeRunArgs& args, void* workspace,
                             ") is not the planned one (tokens ", p.tokens, ", top_k ", p.top_k,
                             ", experts ", p.experts, ", local ", p.local_experts, ")");
   }
+  // moe_align_on_device's routing checks, made here for every plan: a self-aligned one has no
+  // align launch, and its expert GEMM reads the ids and the map itself (without a map it would
+  // take global ids for local ones; a misaligned int32 array faults the kernel).
+  if (r.expert_map == nullptr && r.local_experts != r.experts) {
+    return invalid_argument("run_moe: ", r.local_experts, " local experts of ", r.experts,
+                            " without an expert_map; pass the map, or local_experts == experts");
+  }
+  if (reinterpret_cast<uintptr_t>(r.topk_ids) % 4 != 0 ||
+      reinterpret_cast<uintptr_t>(r.expert_map) % 4 != 0) {
+    return invalid_argument("run_moe: topk_ids and expert_map must be 4-byte aligned int32 arrays");
+  }
   const DeviceExperts* e = args.experts;
   if (e == nullptr || e->codes == nullptr || e->scales == nullptr) {
     return invalid_argument("run_moe: experts (and their codes and scales) must be non-null");

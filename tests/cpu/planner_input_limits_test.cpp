@@ -134,5 +134,67 @@ TEST(PlannerInputLimits, MoeChoiceCountThatWrapsInt64IsRefusedByValidate) {
   EXPECT_TRUE(moe::validate(moe_problem(int64_t(1) << 28, 4, 8, 8, 256, 256, gemm)).ok());
 }
 
+// run_moe on a self-aligned plan: no align launch runs, so the routing checks that
+// moe_align_on_device makes (an expert map wherever local_experts < experts, 4-byte aligned int32
+// ids and map) must be made before the expert GEMM, which reads the ids and the map itself. A null
+// map under expert parallelism would read global ids as local ones (a silently wrong Y); a
+// misaligned id array faults the kernel and with it the CUDA context.
+struct HostBuffers {
+  // Host memory standing in for device memory: run_moe must refuse before any launch.
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> owned;
+  void* make(size_t bytes) {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+    owned.emplace_back(p, &std::free);
+    return p;
+  }
+};
+
+TEST(PlannerInputLimits, RunMoeChecksTheRoutingOfSelfAlignedPlans) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  ASSERT_FALSE(model.registers.empty());
+  // One token, top 8 of 128 experts, 64 of them on this rank: the decode size that self-aligns.
+  const MoeProblem p =
+      moe_problem(1, 8, 128, 64, 1536, 2048, {MoeInput::kToken, MoeOutput::kChoice, true});
+  MoePlan plan;
+  ASSERT_TRUE(plan_on_model(model, p, {}, &plan).ok());
+  ASSERT_TRUE(plan.self_align) << plan.reason;
+
+  HostBuffers host;
+  DeviceExperts experts;
+  experts.geometry = p.geometry;
+  experts.experts = p.local_experts;
+  experts.scale_dtype = p.scale_dtype;
+  experts.zero_kind = p.zero_kind;
+  experts.codes = host.make(256);
+  experts.scales = host.make(256);
+  auto* ids = static_cast<int32_t*>(host.make(256));
+  auto* map = static_cast<int32_t*>(host.make(512));
+  MoeRunArgs args;
+  args.routing.tokens = p.tokens;
+  args.routing.top_k = p.top_k;
+  args.routing.experts = p.experts;
+  args.routing.local_experts = p.local_experts;
+  args.routing.topk_ids = ids;
+  args.routing.topk_weights = static_cast<const float*>(host.make(256));
+  args.routing.expert_map = map;
+  args.a = host.make(256);
+  args.y = host.make(256);
+  args.experts = &experts;
+  void* workspace = host.make(plan.workspace_bytes);
+
+  MoeRunArgs no_map = args;
+  no_map.routing.expert_map = nullptr;
+  expect_error(run_moe(plan, no_map, workspace, plan.workspace_bytes, nullptr),
+               StatusCode::kInvalidArgument, "expert_map");
+  MoeRunArgs odd_ids = args;
+  odd_ids.routing.topk_ids = reinterpret_cast<const int32_t*>(reinterpret_cast<char*>(ids) + 2);
+  expect_error(run_moe(plan, odd_ids, workspace, plan.workspace_bytes, nullptr),
+               StatusCode::kInvalidArgument, "4-byte aligned");
+  MoeRunArgs odd_map = args;
+  odd_map.routing.expert_map = reinterpret_cast<const int32_t*>(reinterpret_cast<char*>(map) + 1);
+  expect_error(run_moe(plan, odd_map, workspace, plan.workspace_bytes, nullptr),
+               StatusCode::kInvalidArgument, "4-byte aligned");
+}
+
 }  // namespace
 }  // namespace sailfish
