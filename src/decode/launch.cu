@@ -387,6 +387,15 @@ Status plan_decode(const DecodeChoices& choices, const DeviceQueries& q, Plan* p
                        " (65535 CTAs along M, the grid's z limit, of 64 tokens); m is ", p.m,
                        ": use the prefill or dense tier (tier auto sends large m there)");
   }
+  // A forced depth is capped at the k-blocks, and its splits are the grid's y dimension, which
+  // CUDA caps at 65535: a weight of more k-blocks (k past 4194240) could be forced past it into a
+  // plan whose every launch fails.
+  constexpr int64_t kMaxGridY = 65535;
+  if (forced_splits.has_value() && std::min<int64_t>(*forced_splits, g.k_blocks) > kMaxGridY) {
+    return invalid_argument("decode_splits is ", *forced_splits, " and the weight has ",
+                            g.k_blocks, " k-blocks; the decode grid holds 1 to ", kMaxGridY,
+                            " splits (CUDA's grid y dimension)");
+  }
   DecodePlan d;
   d.token_tiles = token_tiles_for(std::min<int64_t>(std::max<int64_t>(p.m, 1), 64));
   const int64_t tokens_per_cta = int64_t(d.token_tiles) * kTokensPerTile;

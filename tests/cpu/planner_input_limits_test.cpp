@@ -196,5 +196,37 @@ TEST(PlannerInputLimits, RunMoeChecksTheRoutingOfSelfAlignedPlans) {
                StatusCode::kInvalidArgument, "4-byte aligned");
 }
 
+// A forced decode split depth is capped at the k-blocks, and each split is a CTA along the grid's
+// y dimension, which CUDA caps at 65535. A weight of 5,000,000 columns has 78125 k-blocks: forcing
+// 70000 splits made a plan whose launch CUDA refuses (invalid configuration) at every run.
+TEST(PlannerInputLimits, ForcedDecodeSplitsPastTheGridAreRefused) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  ASSERT_FALSE(model.registers.empty());
+  for (const bool warp_split : {true, false}) {
+    Plan plan;
+    Problem& p = plan.problem;
+    ASSERT_TRUE(PackedGeometry::make(64, 5000000, 4, 128, &p.geometry).ok());
+    ASSERT_GT(p.geometry.k_blocks, 65535);
+    p.m = 1;
+    p.act_dtype = p.scale_dtype = DType::kBF16;
+    plan.tier = Tier::kDecode;
+    plan.sm_count = model.sm_count;
+    decode::DecodeChoices choices;
+    choices.warp_split = warp_split;
+    choices.splits = 70000;
+    const Status st = decode::plan_decode(choices, model.queries(plan.problem), &plan);
+    if (st.ok()) {
+      EXPECT_LE(plan.decode.splits, 65535) << "warp_split " << warp_split;
+    } else {
+      expect_error(st, StatusCode::kInvalidArgument, "65535");
+    }
+    // The largest depth the grid holds still plans, as forced.
+    choices.splits = 65535;
+    const Status at_limit = decode::plan_decode(choices, model.queries(plan.problem), &plan);
+    ASSERT_TRUE(at_limit.ok()) << at_limit.to_string();
+    EXPECT_EQ(plan.decode.splits, 65535);
+  }
+}
+
 }  // namespace
 }  // namespace sailfish
