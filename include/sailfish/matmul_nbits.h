@@ -155,7 +155,8 @@ class MatMulNBitsOp {
   Problem problem_for(const std::pair<int64_t, bool>& key) const;
   Status cached_plan(int64_t m, bool has_bias, std::shared_ptr<const Plan>* out);
   // Bytes of the fp32 staging buffers (A and Y in the compute type) for m rows; 0 for 16-bit A.
-  size_t staging_bytes(int64_t m) const;
+  // An error for an m whose staging sizes pass int64.
+  Status staging_bytes(int64_t m, size_t* bytes) const;
 
   MatMulNBitsAttributes attributes_;
   DType a_dtype_ = DType::kF16;

@@ -293,10 +293,15 @@ Status MatMulNBitsOp::plan_with(int64_t m, bool has_bias, const Options& options
   return Status();
 }
 
-size_t MatMulNBitsOp::staging_bytes(int64_t m) const {
-  if (a_dtype_ != DType::kF32) return 0;
-  return align256(static_cast<size_t>(m * attributes_.k) * 2) +
-         align256(static_cast<size_t>(m * attributes_.n) * 2);
+Status MatMulNBitsOp::staging_bytes(int64_t m, size_t* bytes) const {
+  *bytes = 0;
+  if (a_dtype_ != DType::kF32) return Status();
+  if (!matmul_nbits::f32_staging_bytes(m, attributes_.n, attributes_.k, bytes)) {
+    return invalid_argument("MatMulNBitsOp: m is ", m, "; with fp32 activations the workspace "
+                            "stages m x K (K = ", attributes_.k, ") and m x N (N = ",
+                            attributes_.n, ") 16-bit elements, whose bytes must fit int64");
+  }
+  return Status();
 }
 
 Status MatMulNBitsOp::plan_for(int64_t m, bool has_bias, Plan* out) {
@@ -311,9 +316,11 @@ Status MatMulNBitsOp::plan_for(int64_t m, bool has_bias, Plan* out) {
 Status MatMulNBitsOp::workspace_size(int64_t m, bool has_bias, size_t* bytes) {
   if (bytes == nullptr) return invalid_argument("MatMulNBitsOp::workspace_size: bytes is null");
   if (m < 0) return invalid_argument("MatMulNBitsOp: m is ", m, "; must be >= 0");
+  size_t staging = 0;
+  SF_RETURN_IF_ERROR(staging_bytes(m, &staging));
   std::shared_ptr<const Plan> p;
   SF_RETURN_IF_ERROR(cached_plan(m, has_bias, &p));
-  *bytes = align256(p->workspace_bytes) + staging_bytes(m);
+  *bytes = align256(p->workspace_bytes) + staging;
   return Status();
 }
 
@@ -329,10 +336,12 @@ Status MatMulNBitsOp::run(const void* a, int64_t m, const void* bias, void* y, v
     return invalid_argument("MatMulNBitsOp::run: A, Y and bias must be ", alignment,
                             "-byte aligned for ", dtype_name(a_dtype_), " activations");
   }
+  size_t staging = 0;
+  SF_RETURN_IF_ERROR(staging_bytes(m, &staging));
   std::shared_ptr<const Plan> p;
   SF_RETURN_IF_ERROR(cached_plan(m, bias != nullptr, &p));
   const size_t plan_bytes = align256(p->workspace_bytes);
-  const size_t needed = plan_bytes + staging_bytes(m);
+  const size_t needed = plan_bytes + staging;
   if (workspace_bytes < needed || (needed > 0 && workspace == nullptr)) {
     return invalid_argument("MatMulNBitsOp::run: workspace has ", workspace_bytes,
                             " bytes; m = ", m, " needs ", needed, " (workspace_size)");

@@ -17,6 +17,7 @@
 #include "decode/config.h"
 #include "decode/launch.h"
 #include "decode_gpu_model.h"
+#include "matmul_nbits/convert.h"
 #include "moe/plan_moe.h"
 #include "sailfish/moe_gpu.h"
 
@@ -110,6 +111,28 @@ TEST(PlannerInputLimits, MoeGatheredSlabPast32BitOffsetsIsRefused) {
     ASSERT_TRUE(st.ok()) << tokens << " tokens: " << st.to_string();
     EXPECT_FALSE(plan.fused_gather);
     EXPECT_EQ(broken_row_offsets(plan), "") << plan.reason;
+  }
+}
+
+// MatMulNBitsOp with fp32 activations stages A and Y in the workspace; workspace_size() and run()
+// sized them as m * K * 2 and m * N * 2 with m unbounded (the dense tier takes any m): for m =
+// 2^52 and K = N = 4096 both products wrap to 0, so the workspace check passed with no staging
+// and the conversions ran on wrapped counts. The sizes come from matmul_nbits::f32_staging_bytes,
+// which refuses such m and gives the old sizes for every other.
+TEST(PlannerInputLimits, MatMulNBitsStagingOfHugeMIsRefused) {
+  size_t bytes = 1;
+  EXPECT_FALSE(matmul_nbits::f32_staging_bytes(int64_t(1) << 52, 4096, 4096, &bytes));
+  EXPECT_FALSE(matmul_nbits::f32_staging_bytes(std::numeric_limits<int64_t>::max(), 1, 1, &bytes));
+  // Each size fits int64 (3 * 2^61 bytes), their sum does not.
+  EXPECT_FALSE(matmul_nbits::f32_staging_bytes(int64_t(1) << 60, 3, 3, &bytes));
+  EXPECT_FALSE(matmul_nbits::f32_staging_bytes(-1, 64, 64, &bytes));
+  ASSERT_TRUE(matmul_nbits::f32_staging_bytes(0, 4096, 4096, &bytes));
+  EXPECT_EQ(bytes, 0u);
+  for (const int64_t m : {1, 7, 33, 4096, 1 << 20}) {
+    const int64_t n = 11008, k = 4097;
+    const auto align256 = [](int64_t v) { return size_t((v + 255) / 256 * 256); };
+    ASSERT_TRUE(matmul_nbits::f32_staging_bytes(m, n, k, &bytes)) << m;
+    EXPECT_EQ(bytes, align256(m * k * 2) + align256(m * n * 2)) << m;
   }
 }
 
