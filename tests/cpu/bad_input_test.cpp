@@ -57,6 +57,31 @@ std::vector<BadCase> bad_cases() {
          [](QuantizedWeight& w) { w.zero_kind = ZeroPointKind::kNone; }, "zero");
   mutate("float zero without values",
          [](QuantizedWeight& w) { w.zero_kind = ZeroPointKind::kFloat; }, "zero_values");
+  mutate("float zero values beside none",
+         [](QuantizedWeight& w) {
+           w.zero_values.assign(w.zero_codes.begin(), w.zero_codes.end());
+           w.zero_codes.clear();
+           w.zero_kind = ZeroPointKind::kNone;
+         },
+         "zero point data");
+  mutate("float zero value nan",
+         [](QuantizedWeight& w) {
+           w.zero_values.assign(w.zero_codes.begin(), w.zero_codes.end());
+           w.zero_codes.clear();
+           w.zero_kind = ZeroPointKind::kFloat;
+           w.zero_values[9] = std::nanf("");
+         },
+         "zero value at index 9 is not finite");
+  mutate("float zero value infinite",
+         [](QuantizedWeight& w) {
+           w.zero_values.assign(w.zero_codes.begin(), w.zero_codes.end());
+           w.zero_codes.clear();
+           w.zero_kind = ZeroPointKind::kFloat;
+           w.zero_values.back() = -INFINITY;
+         },
+         "is not finite");
+  mutate("zero kind out of enum",
+         [](QuantizedWeight& w) { w.zero_kind = static_cast<ZeroPointKind>(7); }, "zero_kind 7");
   mutate("g_idx wrong length", [](QuantizedWeight& w) { w.g_idx.assign(10, 0); }, "g_idx");
   mutate("g_idx out of range",
          [](QuantizedWeight& w) {
