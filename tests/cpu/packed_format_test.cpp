@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <tuple>
 
 #include "sailfish/packed_format.h"
@@ -302,6 +304,61 @@ TEST(PackedFormat, ActOrderSortsRowsIntoGroups) {
     if (r > 0 && r / 128 == (r - 1) / 128) {  // stable: input order kept inside a group
       EXPECT_LT(p.perm[static_cast<size_t>(r - 1)], p.perm[static_cast<size_t>(r)]);
     }
+  }
+}
+
+// validate(PackedWeight) stands between a packed weight (built by hand, deserialized or loaded)
+// and the device: each inconsistency must be refused with a message that names it.
+TEST(PackedFormat, ValidateRefusesEveryInconsistency) {
+  std::mt19937_64 rng(test_seed() + 16);
+  RandomWeightSpec spec;
+  spec.n = 96;
+  spec.k = 160;
+  spec.group_size = 32;
+  spec.zero_kind = ZeroPointKind::kInteger;
+  spec.act_order = true;
+  PackedWeight good;
+  ASSERT_TRUE(pack(random_weight(rng, spec), DType::kBF16, &good).ok());
+  ASSERT_TRUE(validate(good).ok());
+  ASSERT_EQ(good.perm.size(), 160u);
+
+  struct Case {
+    const char* what;
+    std::function<void(PackedWeight&)> apply;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"version", [](PackedWeight& p) { p.version += 1; }, "format version"},
+      {"bits", [](PackedWeight& p) { p.geometry.bits = 3; }, "bits is 3"},
+      {"n_pad", [](PackedWeight& p) { p.geometry.n_pad += 64; }, "geometry is inconsistent"},
+      {"k_pad", [](PackedWeight& p) { p.geometry.k_pad += 64; }, "geometry is inconsistent"},
+      {"n_blocks", [](PackedWeight& p) { p.geometry.n_blocks += 1; }, "geometry is inconsistent"},
+      {"k_blocks", [](PackedWeight& p) { p.geometry.k_blocks += 1; }, "geometry is inconsistent"},
+      {"group_rows", [](PackedWeight& p) { p.geometry.group_rows = 64; },
+       "geometry is inconsistent"},
+      {"scale_rows", [](PackedWeight& p) { p.geometry.scale_rows += 1; },
+       "geometry is inconsistent"},
+      {"scale dtype fp32", [](PackedWeight& p) { p.scale_dtype = DType::kF32; }, "scale dtype"},
+      {"codes short", [](PackedWeight& p) { p.codes.pop_back(); }, "codes hold"},
+      {"scales short", [](PackedWeight& p) { p.scales.pop_back(); }, "scales hold"},
+      {"zero kind out of enum", [](PackedWeight& p) { p.zero_kind = static_cast<ZeroPointKind>(7); },
+       "zero kind 7"},
+      {"zero planes beside none", [](PackedWeight& p) { p.zero_kind = ZeroPointKind::kNone; },
+       "zero points hold"},
+      {"zero fold short", [](PackedWeight& p) { p.zero_fold.pop_back(); }, "zero points hold"},
+      {"zero points short", [](PackedWeight& p) { p.zero_points.pop_back(); }, "zero points hold"},
+      {"perm short", [](PackedWeight& p) { p.perm.pop_back(); }, "perm has 159 entries"},
+      {"perm negative", [](PackedWeight& p) { p.perm[7] = -1; }, "not a permutation"},
+      {"perm past k", [](PackedWeight& p) { p.perm[7] = 160; }, "not a permutation"},
+      {"perm repeats", [](PackedWeight& p) { p.perm[7] = p.perm[8]; }, "not a permutation"},
+  };
+  for (const Case& c : cases) {
+    PackedWeight p = good;
+    c.apply(p);
+    const Status st = validate(p);
+    EXPECT_FALSE(st.ok()) << c.what << ": accepted";
+    EXPECT_NE(st.message().find(c.message), std::string::npos)
+        << c.what << ": \"" << st.message() << "\" lacks \"" << c.message << "\"";
   }
 }
 
