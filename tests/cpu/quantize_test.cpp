@@ -1,6 +1,7 @@
 // Round-to-nearest quantizers and the host float conversions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -66,6 +67,30 @@ TEST_P(QuantizeRtn, ErrorWithinHalfAStep) {
     }
   }
   EXPECT_GE(max_code_seen, (1 << bits) - 2);
+
+  // The scale and zero point of every group are quantize.h's formulas (the range taken to include
+  // 0, as the quantizer does), not merely some scale coarse enough to pass the bound above: a scale
+  // 7% too large still keeps every error within half of its own step.
+  const int max_code = (1 << bits) - 1;
+  const int64_t gs = group_size == kChannelwise ? k : group_size;
+  for (int64_t nn = 0; nn < n; ++nn) {
+    for (int64_t g = 0; g < w.num_groups(); ++g) {
+      float lo = 0.0f, hi = 0.0f;
+      for (int64_t kk = g * gs; kk < std::min(k, (g + 1) * gs); ++kk) {
+        lo = std::min(lo, weights[static_cast<size_t>(nn * k + kk)]);
+        hi = std::max(hi, weights[static_cast<size_t>(nn * k + kk)]);
+      }
+      const double expected = scheme == QuantScheme::kSymmetric
+                                  ? std::max(-lo, hi) / (max_code / 2.0)
+                                  : (double(hi) - double(lo)) / max_code;
+      const float s = w.scales[static_cast<size_t>(g * n + nn)];
+      ASSERT_NEAR(s, expected, 1e-6 * expected) << "row " << nn << ", group " << g;
+      if (scheme == QuantScheme::kAsymmetric) {
+        const double zp = std::min<double>(std::max(std::round(-lo / s), 0.0f), max_code);
+        ASSERT_EQ(w.zero_point(g, nn), zp) << "row " << nn << ", group " << g;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
