@@ -8,6 +8,8 @@
 
 namespace sailfish {
 
+// max and min are a group's, with 0 included (an all-positive group still has min = 0), so 0 is
+// always exactly representable.
 enum class QuantScheme {
   // GPTQ-style symmetric: s = max|w| / ((2^bits - 1) / 2), q = clamp(round(w / s) + 2^(bits-1)),
   // zero point = 2^(bits-1) (u4b8 / u8b128). ZeroPointKind::kNone.
