@@ -19,6 +19,8 @@ if [ -z "${SAILFISH_GIT_REVISION:-}" ]; then
   revision=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
   export SAILFISH_GIT_REVISION="$revision+sources-$(bash "$root/scripts/source_hash.sh" "$root")"
 fi
+# A GPU test that finds no device fails here instead of skipping (tests/gpu/gpu_test_helpers.h).
+export SAILFISH_REQUIRE_GPU=1
 note() { echo "$*" | tee -a "$summary"; }
 bench() { "$build/bench/sailfish_bench" "$@"; }
 # Bench arguments for a profiled run: one launch of one row, no baseline, no check.

@@ -191,7 +191,10 @@ TEST(DecodeSpread, TwoTokenTilesTakeSpreadPairsOverTheReduceKernel) {
       }
     }
   }
-  if (testing::device_sm_count() == 132) EXPECT_EQ(paired, 4) << "the H200's measured cases";
+  if (const int sms = testing::device_sm_count(); sms != 132) {
+    GTEST_SKIP() << "the paired count expects 132 SMs; this device has " << sms;
+  }
+  EXPECT_EQ(paired, 4) << "the H200's measured cases";
 }
 
 // The spread pair's depth at two token tiles follows a warp's length (config.h,

@@ -19,6 +19,9 @@ namespace sailfish::testing {
 
 namespace {
 
+// Poisoned rows after Y that a run must leave alone: a 64-token tile written past M lands in them.
+constexpr int64_t kGuardRows = 64;
+
 GemmCheckResult failure(const std::string& what, const Status& st) {
   GemmCheckResult r;
   r.message = what + ": " + st.to_string();
@@ -98,13 +101,35 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
     return failure("plan", st);
   }
 
-  DeviceBuffer d_a, d_bias, d_y(static_cast<size_t>(c.m * w.n) * 2), d_ws;
+  // Y is followed by a guard of kGuardRows poisoned rows that no run may write.
+  const size_t y_elements = static_cast<size_t>(c.m * w.n);
+  const size_t guard_elements = static_cast<size_t>(kGuardRows * w.n);
+  DeviceBuffer d_a, d_bias, d_y((y_elements + guard_elements) * 2), d_ws;
   if (!d_a.upload(a_bits) || (c.bias && !d_bias.upload(bias_bits)) ||
       !d_ws.allocate(workspace_size(plan))) {
     return failure("device allocation", cudaGetLastError());
   }
   // Poison: 0xffff is a NaN in fp16 and bf16, so any element the kernel leaves unwritten shows.
-  cudaError_t err = cudaMemset(d_y.get(), 0xff, d_y.bytes());
+  // The workspace too: fresh device memory often reads as zero, and run() may not rely on it.
+  auto poison = [&]() {
+    cudaError_t e = cudaMemset(d_y.get(), 0xff, d_y.bytes());
+    if (e == cudaSuccess && d_ws.bytes() > 0) e = cudaMemset(d_ws.get(), 0xff, d_ws.bytes());
+    return e;
+  };
+  // Y's elements, after checking the guard past them is still poison.
+  auto download_y = [&](std::vector<uint16_t>* out) -> std::string {
+    std::vector<uint16_t> all = d_y.download<uint16_t>();
+    const auto written = std::count_if(all.begin() + static_cast<std::ptrdiff_t>(y_elements),
+                                       all.end(), [](uint16_t v) { return v != 0xffff; });
+    all.resize(y_elements);
+    *out = std::move(all);
+    if (written == 0) return "";
+    std::ostringstream m;
+    m << written << " of the " << guard_elements << " elements past Y ([m=" << c.m << "][n=" << w.n
+      << "]) were written";
+    return m.str();
+  };
+  cudaError_t err = poison();
   if (err != cudaSuccess) return failure("poison", err);
 
   RunArgs args;
@@ -117,17 +142,34 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   }
   err = cudaDeviceSynchronize();
   if (err != cudaSuccess) return failure("kernel execution", err);
-  const std::vector<uint16_t> y_bits = d_y.download<uint16_t>();
+  std::vector<uint16_t> y_bits;
+  if (std::string past = download_y(&y_bits); !past.empty()) {
+    GemmCheckResult r;
+    r.message = "run: " + past;
+    return r;
+  }
   bool bitwise_stable = true;
   for (int rep = 1; rep < c.repeats; ++rep) {
-    err = cudaMemset(d_y.get(), 0xff, d_y.bytes());
+    err = poison();
     if (err != cudaSuccess) return failure("poison", err);
     if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), *context, nullptr); !st.ok()) {
       return failure("run (repeat)", st);
     }
     err = cudaDeviceSynchronize();
     if (err != cudaSuccess) return failure("kernel execution (repeat)", err);
-    bitwise_stable &= d_y.download<uint16_t>() == y_bits;
+    std::vector<uint16_t> again;
+    if (std::string past = download_y(&again); !past.empty()) {
+      GemmCheckResult r;
+      r.message = "run (repeat): " + past;
+      return r;
+    }
+    bitwise_stable &= again == y_bits;
+  }
+  // The inputs are read-only.
+  if (d_a.download<uint16_t>() != a_bits || (c.bias && d_bias.download<uint16_t>() != bias_bits)) {
+    GemmCheckResult r;
+    r.message = "run wrote into its activations or bias";
+    return r;
   }
 
   std::vector<double> ref(static_cast<size_t>(c.m * w.n));

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -35,9 +36,21 @@ inline int device_sm_count() {
   return sms;
 }
 
-#define SF_SKIP_WITHOUT_GPU()                                              \
-  do {                                                                     \
-    if (!::sailfish::testing::has_cuda_device()) GTEST_SKIP() << "no CUDA device"; \
+// SAILFISH_REQUIRE_GPU=1 (set by scripts/device_round.sh on GPU hosts): a missing device is a
+// failure, not a skip, so a driver that fails to load cannot turn the whole suite green.
+inline bool gpu_required() {
+  const char* v = std::getenv("SAILFISH_REQUIRE_GPU");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+#define SF_SKIP_WITHOUT_GPU()                                         \
+  do {                                                                \
+    if (!::sailfish::testing::has_cuda_device()) {                    \
+      if (::sailfish::testing::gpu_required()) {                      \
+        GTEST_FAIL() << "no CUDA device, and SAILFISH_REQUIRE_GPU=1"; \
+      }                                                               \
+      GTEST_SKIP() << "no CUDA device";                               \
+    }                                                                 \
   } while (0)
 
 #define SF_ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call

@@ -151,7 +151,9 @@ struct RunOutput {
 };
 
 // Uploads, runs once on a NaN-poisoned output, downloads. offset_elems shifts A and Y off their
-// allocation's alignment (to reach the unaligned paths).
+// allocation's alignment (to reach the unaligned paths). The poisoned bytes before Y and 64 rows
+// after it must come back untouched, and the workspace starts poisoned too (run() may not rely on
+// fresh memory reading as zero).
 RunOutput run_once(MatMulNBitsOp& op, const std::vector<float>& a, int64_t m,
                    const std::vector<float>* bias, cudaStream_t stream = nullptr,
                    size_t offset_elems = 0) {
@@ -161,8 +163,11 @@ RunOutput run_once(MatMulNBitsOp& op, const std::vector<float>& a, int64_t m,
   size_t ws_bytes = 0;
   const Status sized = op.workspace_size(m, bias != nullptr, &ws_bytes);
   if (!sized.ok()) return RunOutput{sized, {}, {}};
-  DeviceBuffer d_a(a.size() * elem + off), d_y(static_cast<size_t>(m * n) * elem + off);
+  const size_t y_bytes = static_cast<size_t>(m * n) * elem,
+               tail = static_cast<size_t>(64 * n) * elem;
+  DeviceBuffer d_a(a.size() * elem + off), d_y(off + y_bytes + tail);
   DeviceBuffer d_bias, d_ws(ws_bytes);
+  if (ws_bytes > 0) EXPECT_EQ(cudaMemset(d_ws.get(), 0xff, ws_bytes), cudaSuccess);
   const std::vector<uint8_t> a_bytes = as_bytes(a, dtype);
   EXPECT_EQ(cudaMemcpy(static_cast<char*>(d_a.get()) + off, a_bytes.data(), a_bytes.size(),
                        cudaMemcpyHostToDevice),
@@ -173,11 +178,18 @@ RunOutput run_once(MatMulNBitsOp& op, const std::vector<float>& a, int64_t m,
                             static_cast<char*>(d_y.get()) + off, d_ws.get(), ws_bytes, stream);
   if (!ran.ok()) return RunOutput{ran, {}, {}};
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<uint8_t> all = d_y.download<uint8_t>();
+  const auto poisoned = [&](size_t begin, size_t end) {
+    return std::all_of(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                       all.begin() + static_cast<std::ptrdiff_t>(end),
+                       [](uint8_t v) { return v == 0xff; });
+  };
+  EXPECT_TRUE(poisoned(0, off)) << "run wrote before Y (m=" << m << ", n=" << n << ")";
+  EXPECT_TRUE(poisoned(off + y_bytes, all.size()))
+      << "run wrote past Y (m=" << m << ", n=" << n << ")";
   RunOutput r;
-  r.raw.resize(static_cast<size_t>(m * n) * elem);
-  EXPECT_EQ(cudaMemcpy(r.raw.data(), static_cast<char*>(d_y.get()) + off, r.raw.size(),
-                       cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  r.raw.assign(all.begin() + static_cast<std::ptrdiff_t>(off),
+               all.begin() + static_cast<std::ptrdiff_t>(off + y_bytes));
   r.y = from_bytes(r.raw, dtype);
   return r;
 }
