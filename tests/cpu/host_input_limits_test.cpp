@@ -93,6 +93,10 @@ TEST(HostInputLimits, MatMulNBitsKNearInt64MaxIsRefused) {
   QuantizedWeight w;
   const Status st = import_matmul_nbits(t, &w);
   EXPECT_FALSE(st.ok());
+  // N * K fits (2^62) but B's N * k_blocks * blob bytes (8 a row) do not: the third check.
+  t.n = int64_t{1} << 62;
+  t.k = 1;
+  expect_error(import_matmul_nbits(t, &w), "too large");
 }
 
 // ---- the C ABI ----------------------------------------------------------------------------------
