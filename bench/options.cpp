@@ -125,7 +125,8 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
                "With --tune: time every candidate again in the bench's own harness after the "
                "tuning (the row's tune.candidates[].bench_us)");
   app.add_option("--graph-launches", o.graph_launches,
-                 "Launches captured per CUDA graph (raised to the number of cold copies)")
+                 "Launches captured per CUDA graph (raised to whole rotations over the cold "
+                 "copies)")
       ->check(CLI::Range(1, 100000));
   app.add_option("--replays", o.replays, "Timed graph replays; the median is reported")
       ->check(CLI::Range(1, 1000));

@@ -30,7 +30,7 @@ struct BenchOptions {
   // --tune-recheck: time every candidate tune() timed again in this harness, after the tuning,
   // to compare the two harnesses' figures for the same plans in one process.
   bool tune_recheck = false;
-  int graph_launches = 20;   // launches per graph (raised to the number of cold copies)
+  int graph_launches = 20;   // launches per graph (raised to whole rotations over the copies)
   int replays = 7;           // timed graph replays; the median is reported
   int warmup_replays = 1;
   bool quick = false;

@@ -12,6 +12,7 @@
 #include "launch_summary.h"
 #include "random_fill.h"
 #include "roofline.h"
+#include "rotation.h"
 #include "sailfish/tune.h"
 #include "table.h"
 #include "weight_set.h"
@@ -140,8 +141,8 @@ void mark_check_failure(RowResult* row, const std::string& what) {
   std::fflush(stdout);
 }
 
-// Times plan p as a row is timed: launch i reads weight copy i % copies, at least one full
-// rotation per graph, so every copy's reuse distance is the whole set (> cold_factor x L2)
+// Times plan p as a row is timed: launch i reads weight copy i % copies, whole rotations only
+// (rotation_launches), so every copy's reuse distance is the whole set (> cold_factor x L2)
 // within and across replays.
 Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args,
                  GraphTiming* out) {
@@ -150,7 +151,7 @@ Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArg
   void* const ws = b.workspace.get();
   const size_t ws_bytes = b.workspace.bytes();
   const int copies = b.weights.copies();
-  const int launches = std::max(o.graph_launches, copies);
+  const int launches = rotation_launches(o.graph_launches, copies);
   return time_in_graph(
       launches, o.warmup_replays, o.replays, ctx.stream,
       [&](int i, cudaStream_t s) {
@@ -375,7 +376,7 @@ Status measure_cublas(BenchContext& ctx, ShapeBuffers& b, int64_t m, Baselines* 
   }
 
   const int copies = b.dense.copies();
-  const int launches = std::max(o.graph_launches, copies);
+  const int launches = rotation_launches(o.graph_launches, copies);
   GraphTiming t;
   SF_RETURN_IF_ERROR(time_in_graph(
       launches, o.warmup_replays, o.replays, stream,
@@ -395,7 +396,7 @@ Status measure_cublas(BenchContext& ctx, ShapeBuffers& b, int64_t m, Baselines* 
 Status measure_floor(BenchContext& ctx, ShapeBuffers& b, Baselines* out) {
   const BenchOptions& o = *ctx.options;
   const int copies = b.weights.copies();
-  const int launches = std::max(o.graph_launches, copies);
+  const int launches = rotation_launches(o.graph_launches, copies);
   const size_t bytes = b.weights.bytes_per_copy();
   for (const bool programmatic : {false, true}) {
     if (programmatic && ctx.device.cc_major < 9) continue;

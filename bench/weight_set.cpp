@@ -62,13 +62,6 @@ Status upload(const std::vector<T>& host, DeviceBuffer* dev) {
 
 }  // namespace
 
-int cold_copies(size_t bytes_per_copy, int64_t l2_bytes, double factor, int max_copies) {
-  if (bytes_per_copy == 0) return 1;
-  const double target = factor * static_cast<double>(l2_bytes);
-  const double wanted = std::floor(target / static_cast<double>(bytes_per_copy)) + 1.0;
-  return static_cast<int>(std::max(1.0, std::min(wanted, static_cast<double>(max_copies))));
-}
-
 Status PackedWeightSet::create(const Spec& spec, int copies, uint64_t seed, cudaStream_t stream,
                                PackedWeightSet* out) {
   if (copies < 1) return invalid_argument("PackedWeightSet: copies must be >= 1");

@@ -9,14 +9,11 @@
 #include <vector>
 
 #include "device_buffer.h"
+#include "rotation.h"  // cold_copies
 #include "sailfish/packed_format.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish::bench {
-
-// Copies whose total exceeds factor * l2_bytes: floor(factor * l2 / bytes) + 1, then capped by
-// max_copies (memory) and at least 1. With one copy larger than factor * L2, one copy is cold.
-int cold_copies(size_t bytes_per_copy, int64_t l2_bytes, double factor, int max_copies);
 
 // Quantized weights: each copy is [codes][scales][zero folds], one contiguous run of exactly the
 // bytes a kernel must read, so the floor kernel can stream a copy in one sweep. The act-order
