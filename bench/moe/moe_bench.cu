@@ -36,6 +36,7 @@
 #include "graph_timer.h"
 #include "moe/cublas_experts.h"
 #include "moe/moe_layers.h"
+#include "moe/moe_rotation.h"
 #include "random_fill.h"
 #include "read_bandwidth.h"
 #include "sailfish/moe_gpu.h"
@@ -51,7 +52,28 @@ struct Args {
   int launches = 20, replays = 15;
   bool baseline = false;
   bool cublas = false;
+  int64_t l2_bytes = 0;  // the device's, queried in main_impl: the basis of the cold copies
 };
+
+// The rotated copies together exceed this many times the L2 (docs/BENCH.md, as sailfish_bench).
+constexpr double kColdFactor = 3.0;
+// Device memory left alone when sizing the copies: activations, outputs, workspaces, cuBLAS.
+constexpr size_t kMemoryMargin = size_t(2) << 30;
+
+Status memory_budget(size_t* budget) {
+  size_t free_bytes = 0, total_bytes = 0;
+  SF_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  *budget = free_bytes > kMemoryMargin ? free_bytes - kMemoryMargin : 0;
+  return Status();
+}
+
+void note_short_rotation(const char* what, const MoeLayer& layer, bool gate_up, int64_t tokens,
+                         const MoeRotation& r) {
+  if (r.copies >= r.wanted) return;
+  std::fprintf(stderr, "%s, %s %s tokens %lld: memory allows only %d of %d cold copies\n", what,
+               layer.name, gate_up ? "gate_up" : "down", static_cast<long long>(tokens), r.copies,
+               r.wanted);
+}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -144,22 +166,28 @@ struct Row {
 };
 
 // The same expert GEMMs in bf16 through cuBLAS (CublasExperts): one row a choice, each expert's
-// rows contiguous; weight sets rotated over enough copies to exceed 3x a 60 MB L2, at most 8.
-Status time_cublas(const MoeLayer& layer, const PackedGeometry& g, const std::vector<int32_t>& ids,
-                   const Args& args, uint64_t seed, cudaStream_t stream, double* us) {
+// rows contiguous; weight sets (the touched experts only) rotated over enough copies that the
+// bytes read between two uses of a copy exceed 3x the L2, whole rotations a graph.
+Status time_cublas(const MoeLayer& layer, bool gate_up, int64_t tokens, const PackedGeometry& g,
+                   const std::vector<int32_t>& ids, const Args& args, uint64_t seed,
+                   cudaStream_t stream, double* us) {
   std::vector<int> rows(static_cast<size_t>(layer.experts), 0);
   for (const int32_t e : ids) ++rows[static_cast<size_t>(e)];
   int touched = 0;
   for (const int r : rows) touched += r > 0 ? 1 : 0;
   const size_t set_bytes = static_cast<size_t>(g.n * g.k) * 2 * static_cast<size_t>(touched);
-  const int copies = static_cast<int>(
-      std::min<size_t>(8, (size_t(180) << 20) / std::max<size_t>(set_bytes, 1) + 1));
+  size_t budget = 0;
+  SF_RETURN_IF_ERROR(memory_budget(&budget));
+  const MoeRotation rotation =
+      moe_rotation(set_bytes, set_bytes, args.l2_bytes, kColdFactor, budget, args.launches);
+  note_short_rotation("cuBLAS baseline", layer, gate_up, tokens, rotation);
+  const int copies = rotation.copies;
   std::unique_ptr<CublasExperts> cublas;
   SF_RETURN_IF_ERROR(
       CublasExperts::create(rows, g.n, g.k, copies, derive_seed(seed, 4), stream, &cublas));
   GraphTiming timing;
   SF_RETURN_IF_ERROR(time_in_graph(
-      args.launches, 2, args.replays, stream,
+      rotation.launches, 2, args.replays, stream,
       [&](int launch, cudaStream_t s) { return cublas->enqueue(launch % copies, s); }, &timing));
   *us = timing.us_per_call;
   return Status();
@@ -188,11 +216,17 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
       weights.push_back(1.0f / layer.top_k);
     }
   }
-  // Cold weights: enough expert sets to exceed 3x a 60 MB L2, at most 8.
-  const size_t set_bytes = static_cast<size_t>(g.code_bytes() + g.scale_rows * g.n_pad * 2) *
-                           static_cast<size_t>(layer.experts);
-  const int copies = static_cast<int>(
-      std::min<size_t>(8, (size_t(180) << 20) / std::max<size_t>(set_bytes, 1) + 1));
+  // Cold weights: whole expert sets, as many as it takes for the experts a call reads (the
+  // touched ones, not the whole set) to exceed 3x the L2 between two uses of a copy.
+  const size_t set_bytes = moe_expert_bytes(g) * static_cast<size_t>(layer.experts);
+  const size_t touched_bytes = touched.size() * moe_expert_bytes(g);
+  size_t budget = 0;
+  SF_RETURN_IF_ERROR(memory_budget(&budget));
+  const MoeRotation rotation =
+      moe_rotation(touched_bytes, (set_bytes + 255) / 256 * 256, args.l2_bytes, kColdFactor,
+                   budget, args.launches);
+  note_short_rotation("sailfish", layer, gate_up, tokens, rotation);
+  const int copies = rotation.copies;
   ExpertCopies experts;
   SF_RETURN_IF_ERROR(make_experts(g, layer.experts, copies, dtype, seed, stream, &experts));
 
@@ -239,7 +273,7 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   auto time_plan = [&](const MoePlan& timed, double* us) -> Status {
     GraphTiming timing;
     SF_RETURN_IF_ERROR(time_in_graph(
-        args.launches, 2, args.replays, stream,
+        rotation.launches, 2, args.replays, stream,
         [&](int launch, cudaStream_t s) {
           run.experts = &experts.views[static_cast<size_t>(launch % copies)];
           return run_moe(timed, run, d_ws.get(), d_ws.bytes(), s);
@@ -271,14 +305,15 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
       *variants[v].second = times[v][kRounds / 2];
     }
   }
-  // The floor streams the touched experts' bytes from the same rotation of copies.
-  const size_t touched_bytes = touched.size() * experts.expert_bytes / 16 * 16;
+  // The floor streams as many bytes as the touched experts hold (the first ones of each copy:
+  // the same count, one contiguous run) from the same rotation of copies.
+  const size_t floor_bytes = touched_bytes / 16 * 16;
   GraphTiming floor;
   SF_RETURN_IF_ERROR(time_in_graph(
-      args.launches, 2, args.replays, stream,
+      rotation.launches, 2, args.replays, stream,
       [&](int launch, cudaStream_t s) {
         return reader.launch(experts.views[static_cast<size_t>(launch % copies)].codes,
-                             touched_bytes, s);
+                             floor_bytes, s);
       },
       &floor));
   row->layer = layer.name;
@@ -286,14 +321,15 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   row->tokens = tokens;
   row->touched = static_cast<int>(touched.size());
   row->floor_us = floor.us_per_call;
-  row->roof_us = double(touched_bytes) / (read_tbps * 1e6);
+  row->roof_us = double(floor_bytes) / (read_tbps * 1e6);
   row->plan = plan.reason;
   MoeRouting host_routing{tokens, layer.top_k, layer.experts, ids, weights, {}};
   MoeAlignment alignment;
   SF_RETURN_IF_ERROR(moe_align(host_routing, plan.block_rows, &alignment));
   row->passes = double(alignment.blocks()) / static_cast<double>(touched.size());
   if (args.cublas) {
-    const Status st = time_cublas(layer, g, ids, args, seed, stream, &row->cublas_us);
+    const Status st =
+        time_cublas(layer, gate_up, tokens, g, ids, args, seed, stream, &row->cublas_us);
     if (!st.ok()) {
       std::fprintf(stderr, "cuBLAS baseline, %s %s tokens %lld: %s\n", layer.name,
                    gate_up ? "gate_up" : "down", static_cast<long long>(tokens),
@@ -312,6 +348,13 @@ int main_impl(int argc, char** argv) {
     std::printf("no CUDA device\n");
     return 2;
   }
+  int l2 = 0;
+  if (cudaGetDevice(&l2) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, l2) != cudaSuccess || l2 <= 0) {
+    std::printf("cannot read the L2 size\n");
+    return 1;
+  }
+  args.l2_bytes = l2;
   CudaStream stream;
   StreamReader reader;
   ReadBandwidth bandwidth;

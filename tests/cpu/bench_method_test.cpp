@@ -1,7 +1,7 @@
 // The bench's method in pure host arithmetic (docs/BENCH.md): the roofline's bytes and flops
 // (bench/roofline.h), the median (bench/stats.h), and the cold-weight rotation of sailfish_bench
-// (bench/rotation.h): between two uses of a weight copy, within a replay and across replays,
-// the calls read more than 3x the L2.
+// and sailfish_moe_bench (bench/rotation.h, bench/moe/moe_rotation.h): between two uses of a
+// weight copy, within a replay and across replays, the calls read more than 3x the L2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "moe/moe_layers.h"
+#include "moe/moe_rotation.h"
 #include "roofline.h"
 #include "rotation.h"
 #include "sailfish/packed_format.h"
@@ -164,6 +166,87 @@ TEST(BenchRotation, EveryDefaultRowIsColdWithinAndAcrossReplays) {
           << s.name << " cuBLAS";
     }
   }
+}
+
+// --- the rotation of sailfish_moe_bench -------------------------------------------------------
+
+struct MoeCase {
+  MoeLayer layer;
+  bool gate_up;
+  int bits;
+};
+
+std::vector<MoeCase> moe_cases() {
+  std::vector<MoeCase> cases;
+  for (const MoeLayer& layer : kMoeLayers) {
+    for (const bool gate_up : {true, false}) {
+      for (const int bits : {4, 8}) cases.push_back({layer, gate_up, bits});
+    }
+  }
+  return cases;
+}
+
+PackedGeometry moe_geometry(const MoeCase& c) {
+  return c.gate_up ? geometry(2 * c.layer.intermediate, c.layer.hidden, c.bits, 128)
+                   : geometry(c.layer.hidden, c.layer.intermediate, c.bits, 128);
+}
+
+std::string moe_name(const MoeCase& c) {
+  return std::string(c.layer.name) + (c.gate_up ? " gate_up" : " down") + " int" +
+         std::to_string(c.bits);
+}
+
+// Before the fix the copies were counted on the whole expert set (min(8, 180 MiB / set + 1)),
+// while a call reads only the touched experts: at one token (top_k experts touched) Qwen3's 128
+// expert sets got one or two copies, and the same 8 experts, 13 MB, were read by every call.
+TEST(MoeBenchRotation, TheOldCountLeftSmallTokenCountsWarm) {
+  const MoeCase qwen3_gate_up{kMoeLayers[0], true, 4}, qwen3_down{kMoeLayers[0], false, 4};
+  ASSERT_EQ(std::string(qwen3_gate_up.layer.name), "qwen3-30b-a3b");
+  for (const MoeCase& c : {qwen3_gate_up, qwen3_down}) {
+    const size_t expert = moe_expert_bytes(moe_geometry(c));
+    const size_t set = expert * size_t(c.layer.experts);
+    const int old_copies =
+        static_cast<int>(std::min<size_t>(8, (size_t(180) << 20) / std::max<size_t>(set, 1) + 1));
+    const size_t touched = expert * size_t(c.layer.top_k);  // one token
+    const double rotated = double(old_copies) * double(touched);
+    EXPECT_LT(rotated, double(kH200L2)) << moe_name(c) << ": " << old_copies << " copies";
+  }
+}
+
+TEST(MoeBenchRotation, TouchedExpertsAreColdWithinAndAcrossReplays) {
+  const size_t budget = size_t(100) << 30;
+  for (const int64_t l2 : {kH200L2, kH100L2}) {
+    for (const MoeCase& c : moe_cases()) {
+      const size_t expert = moe_expert_bytes(moe_geometry(c));
+      const size_t set = expert * size_t(c.layer.experts);
+      // From one token's experts to every expert.
+      for (int touched = c.layer.top_k; touched <= c.layer.experts; touched *= 2) {
+        const size_t read = expert * size_t(touched);
+        const MoeRotation r = moe_rotation(read, set, l2, kCold, budget, kLaunches);
+        EXPECT_EQ(r.copies, r.wanted) << moe_name(c);
+        EXPECT_GE(r.launches, kLaunches);
+        EXPECT_GT(min_reuse_copies(r.launches, r.copies) * double(read), kCold * double(l2))
+            << moe_name(c) << " touched " << touched << ": " << r.copies << " copies";
+        // Within the budget.
+        EXPECT_LE(double(r.copies) * double(set), double(budget)) << moe_name(c);
+      }
+      // The cuBLAS baseline: bf16 weights of the touched experts only.
+      const int64_t n = moe_geometry(c).n, k = moe_geometry(c).k;
+      const size_t dense = size_t(n * k) * 2 * size_t(c.layer.top_k);
+      const MoeRotation r = moe_rotation(dense, dense, l2, kCold, budget, kLaunches);
+      EXPECT_GT(min_reuse_copies(r.launches, r.copies) * double(dense), kCold * double(l2))
+          << moe_name(c) << " cuBLAS";
+    }
+  }
+}
+
+TEST(MoeBenchRotation, MemoryCapsTheCopies) {
+  const MoeRotation r = moe_rotation(size_t(10) << 20, size_t(1) << 30, kH200L2, kCold,
+                                     size_t(5) << 30, kLaunches);
+  EXPECT_EQ(r.wanted, 19);
+  EXPECT_EQ(r.copies, 5);
+  EXPECT_EQ(r.launches, 20);
+  EXPECT_EQ(moe_rotation(1, size_t(1) << 40, kH200L2, kCold, 0, kLaunches).copies, 1);
 }
 
 }  // namespace
