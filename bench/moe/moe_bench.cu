@@ -357,9 +357,9 @@ int main_impl(int argc, char** argv) {
     std::printf("no CUDA device\n");
     return 2;
   }
-  int l2 = 0;
-  if (cudaGetDevice(&l2) != cudaSuccess ||
-      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, l2) != cudaSuccess || l2 <= 0) {
+  int device = 0, l2 = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess || l2 <= 0) {
     std::printf("cannot read the L2 size\n");
     return 1;
   }
