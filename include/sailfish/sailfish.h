@@ -88,8 +88,8 @@ struct Options {
   // partials reduced in order. Rounds every partial to 16 bits (measured: up to ~3x the error of
   // a plain bf16 GEMM), so it is off by default; ignored in deterministic mode.
   std::optional<bool> atomic_epilogue;               // SAILFISH_ATOMIC_EPILOGUE=0|1 (default 0)
-  // Launch decode kernels with programmatic dependent launch (Hopper), so their weight stream
-  // starts while the previous kernel in the stream drains.
+  // Launch decode and prefill kernels with programmatic dependent launch (Hopper), so they may
+  // start while the previous kernel in the stream drains (decode starts its weight stream early).
   std::optional<bool> programmatic_dependent_launch;  // SAILFISH_PDL=0|1 (default 1)
   // Decode kernel for M <= 32 per CTA: warps split K (default) or the n16 groups of a strip.
   std::optional<bool> decode_warp_split;             // SAILFISH_DECODE_WARP_SPLIT=0|1 (default 1)
@@ -100,8 +100,9 @@ struct Options {
   std::optional<bool> decode_cluster_reduce;
   // Decode split-K depth instead of the occupancy heuristic (tuning and tests).
   std::optional<int64_t> decode_splits;              // SAILFISH_DECODE_SPLITS (default: auto)
-  // Decode warp-split kernel's pipeline stages per warp, 3 or 4 (tuning and tests). Only the
-  // 17-32 tokens per CTA kernels vary their depth; elsewhere the option is ignored.
+  // Decode warp-split kernel's pipeline stages per warp (tuning and tests): 3 or 4 at 17-32 tokens
+  // per CTA, 4 or 5 at 9-16 (int8: 4 only), 4 or 6 at 1-8 (int8 also 5). Any other value is an
+  // error; a count the kernel for that M lacks is ignored (docs/CONFIG.md).
   std::optional<int64_t> decode_warp_stages;         // SAILFISH_DECODE_WARP_STAGES (default: auto)
   // Decode Stream-K grid (int4, 1-16 tokens per CTA, sm_90; src/decode/stream_k_grid.h): clusters
   // of CTAs walk flat runs over several strips, so every SM streams an even share. Opt-in: on the
@@ -120,9 +121,10 @@ struct Options {
   // the grid's even share, ceil(CTAs / SMs) (src/decode/grid_placement.h, spread_shared_bytes). A
   // grid smaller than what the SMs hold can otherwise land unevenly, several CTAs on some SMs and
   // none on others, where programmatic dependent launch and clusters place it. Unset: where the
-  // share is two or more and the grid is not uneven (grid_placement.h, spread_pays), and two token
-  // tiles may then take two clustered splits over the reduce kernel; 1: wherever an SM would hold
-  // more than the share; 0: never (the plans before v46, docs/perf/decode.md).
+  // share is two or more and the grid is not uneven, or the share is one and each warp streams at
+  // least 64 KB (grid_placement.h, spread_pays), and for the one-tile fallback's four clustered
+  // splits; two token tiles may then take two clustered splits over the reduce kernel; 1: wherever
+  // an SM would hold more than the share; 0: never (the plans before v46, docs/perf/decode.md).
   std::optional<bool> decode_spread;                 // SAILFISH_DECODE_SPREAD=0|1
   // Decode warp-split kernel at 1-8 tokens per CTA: eight warps a CTA instead of four, each with
   // half the k-blocks, on the same grid (src/decode/warp_split_instances.h, wide_warps_pay).

@@ -22,7 +22,7 @@ struct ResolvedOptions {
   bool atomic_epilogue = false;
   bool programmatic_dependent_launch = true;
   std::optional<int64_t> decode_splits;  // unset: occupancy heuristic
-  std::optional<int64_t> decode_warp_stages;  // unset: src/decode/launch.cu decides (3, 4, 6)
+  std::optional<int64_t> decode_warp_stages;  // unset: src/decode/launch.cu decides (3-6)
   std::optional<int64_t> prefill_min_m;   // unset: the measured default (src/api/plan.cpp)
   std::optional<int64_t> prefill_max_m;   // unset: the measured default (src/api/plan.cpp)
   std::optional<int64_t> prefill_splits;  // unset: cost model (src/prefill/config.h)

@@ -20,9 +20,8 @@ namespace sailfish {
 namespace {
 
 // Auto dispatch, from the H200 measurements in docs/perf/ (int4 g128 bf16, Llama-3 shapes):
-//   M <  prefill_min_m            decode; the default depends on the shape class
-//                                 (api/dispatch_rules.h: 17, 33 for weights of 2^27 elements and
-//                                 more, 12 for int8);
+//   M <  prefill_min_m            decode; the default depends on the bit width
+//                                 (api/dispatch_rules.h: 33 for int4, 17 for int8);
 //   M <= prefill_max_m (2048)     prefill: faster than dense on 8 of 8 shapes at M = 128-512, 7
 //                                 of 8 at 1024 and at 2048;
 //   above                         dense: it won on all 8 shapes at M = 4096 and 8192, by
