@@ -69,9 +69,9 @@ struct TuneReport {
   double reference_clock_mhz = 0.0;       // highest SM clock read in the tuning; 0: not read
 };
 
-// Candidates: plan()'s choice for (problem, options); where the options leave the decode split
-// depth to the rules (Options::decode_splits and SAILFISH_DECODE_SPLITS unset) and the tier is
-// decode, or auto at M <= 64, every distinct decode depth 1-8, each at the rules' stage count a
+// Candidates: plan()'s choice for (problem, options); at M 1-64, where the options leave the
+// decode split depth to the rules (Options::decode_splits and SAILFISH_DECODE_SPLITS unset) and
+// the tier is decode or auto, every distinct decode depth 1-8, each at the rules' stage count a
 // warp and, where the options leave that count to the rules too (Options::decode_warp_stages and
 // SAILFISH_DECODE_WARP_STAGES unset), at every count the kernel has for M ("decode splits=2
 // stages=5"); at auto and M <= 64 on a device with the prefill tier, the prefill tier's own plan
