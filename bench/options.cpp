@@ -193,7 +193,7 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
   }
   if (!st.ok()) {
     std::fprintf(stderr, "sailfish_bench: %s\n", st.message().c_str());
-    return 106;  // CLI11's ValidationError code, so every bad command line exits alike
+    return 106;  // CLI11 numbers this RequiredError (its ValidationError is 105; docs/BENCH.md)
   }
   if (o.quick && app.count("--replays") == 0) o.replays = 3;
   if (deterministic) o.deterministic = true;
