@@ -177,7 +177,8 @@ Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out) {
         const format::ZeroSplit split =
             format::split_zero_point(zp, bits_to_float(scale_bits, scale_dtype), w.bits);
         p.zero_fold[dst] = static_cast<uint16_t>(split.shift);  // an unsigned integer
-        // The fold rounded once: the only rounding the zero point adds (docs/FORMAT.md).
+        // The fold rounded to float, then to the scale type: the only rounding the zero point
+        // adds (docs/FORMAT.md); the GPU repack (src/repack/pack_element.h) rounds the same way.
         p.zero_fold[meta + dst] = float_to_bits(static_cast<float>(split.fold), scale_dtype);
         p.zero_points[dst] = static_cast<float>(zp);
       }
