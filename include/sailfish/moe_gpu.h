@@ -165,8 +165,9 @@ struct MoePlan {
 
 // Pure host work (device attributes and occupancy queries; no launch, no allocation). device: a
 // CUDA ordinal, or -1 for the current device. UNSUPPORTED where the layer is too large for one
-// call: more than 65535 blocks, or (without the fused gather) a gathered slab of 2^32 elements
-// or more, the expert GEMM's 32-bit row offsets.
+// call: more than 2^30 choice rows (tokens * top_k; int32 row indices), more than 65535 blocks,
+// or (without the fused gather) a gathered slab of 2^32 elements or more, the expert GEMM's
+// 32-bit row offsets.
 Status plan_moe(const MoeProblem& problem, int device, const MoeOptions& options, MoePlan* out);
 
 struct MoeRunArgs {
