@@ -2,7 +2,8 @@
 // holding the strip kernel for the six token-tile counts and the warp-split kernel for 1-4 (with a
 // deep-pipeline instance at 1-2 token tiles, int8 at 1: warp_split_instances.h,
 // warp_split_has_deep, and an eight-warp one at one token tile: warp_split_has_wide), once for
-// symmetric weights and once with zero points (decode_<type>_int<bits>.cu). Declared here, defined
+// symmetric weights and once with zero points (decode_<type>_int<bits>.cu), and the warp-split
+// kernel's MoE instances at 1, 2 and 4 token tiles (launch_moe_kernel). Declared here, defined
 // by kernel_instances.cuh.
 #pragma once
 
