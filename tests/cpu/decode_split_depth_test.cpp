@@ -45,6 +45,11 @@ TEST(DecodeConfig, SplitCountWorkedExamples) {
   EXPECT_EQ(warp_split_count(1, 1, 64, 132, 4), 8);
   // 32 strips at 2 splits cover fewer than half the SMs: two blocks per warp, 8 splits.
   EXPECT_EQ(warp_split_count(32, 1, 64, 132, 4), 8);
+  // The edge: 33 strips at 2 splits are 66 CTAs, exactly half of 132 SMs ("at least half"): six
+  // blocks per warp stay.
+  EXPECT_EQ(warp_split_count(33, 1, 64, 132, 4), 2);
+  EXPECT_EQ(warp_split_count(33, 1, 64, 131, 4), 2);
+  EXPECT_EQ(warp_split_count(33, 1, 64, 133, 4), 8);
   // Never past one wave, never below the minimum blocks per split, never below one split.
   EXPECT_EQ(split_count(1, 1, 8, 132, 4), 2);
   EXPECT_EQ(split_count(1, 1, 2, 132, 4), 1);
@@ -91,6 +96,11 @@ TEST(DecodeConfig, ClusterSplitCount) {
   EXPECT_EQ(cluster_split_count(4, false, 33, 121'000'000, fake), 0);
   EXPECT_EQ(cluster_split_count(4, false, 33, 13'000'000, fake), 3);
   EXPECT_EQ(cluster_split_count(4, false, 32, 121'000'000, fake), 4);
+  // The trade's edge: giving up one of four splits for 27 MB costs exactly the 9 MB a split the
+  // launch saves (27 MB x 1 = 9 MB x 3): not less, so the reduce kernel stays; a byte less and
+  // the cluster of 3 pays.
+  EXPECT_EQ(cluster_split_count(4, false, 33, 27'000'000, fake), 0);
+  EXPECT_EQ(cluster_split_count(4, false, 33, 26'999'999, fake), 3);
   // Forced depths are kept or refused, never changed.
   EXPECT_EQ(cluster_split_count(4, true, 1000, small, fake), 4);
   EXPECT_EQ(cluster_split_count(12, true, 1, small, fake), 0);
@@ -126,6 +136,10 @@ TEST(DecodeConfig, PairFallbackKeepsNearlyEverySmBusy) {
   EXPECT_EQ(cluster_split_count(6, false, 64, 58'720'256, pairs_only, 132), 2);
   EXPECT_EQ(cluster_split_count(6, false, 62, 58'720'256, pairs_only, 132), 2);  // 124 >= 123.75
   EXPECT_EQ(cluster_split_count(6, false, 61, 58'720'256, pairs_only, 132), 0);
+  // The exact edge on 128 SMs: 60 pairs are 120 CTAs, 8 SMs idle, one in 16: still pairs; 59
+  // pairs (118 CTAs, 10 idle) are not.
+  EXPECT_EQ(cluster_split_count(6, false, 60, 58'720'256, pairs_only, 128), 2);
+  EXPECT_EQ(cluster_split_count(6, false, 59, 58'720'256, pairs_only, 128), 0);
   // 60 strips: 120 CTAs leave 12 SMs idle; the reduce kernel stays.
   EXPECT_EQ(cluster_split_count(4, false, 60, 33'554'432, [](int) { return 59; }, 132), 0);
   // Pairs not all resident: none.
@@ -155,10 +169,14 @@ TEST(DecodeConfig, QuadFallbackEvensFewStripsOverLongK) {
   EXPECT_FALSE(quad_fallback_pays(80, 4 * kWarpSplitMinBlocksPerSplit - 1, 132));
   EXPECT_TRUE(quad_fallback_pays(80, 4 * kWarpSplitMinBlocksPerSplit, 132));
   EXPECT_FALSE(quad_fallback_pays(80, 432, 0));
-  // The rule's exact edge: 10 x quads <= 9 x pairs. 66 strips of 96 blocks: pairs one an SM (48),
-  // four two an SM (48): no gain. 100 strips of 96: pairs 2 x 48 = 96, four 4 x 24 = 96: none.
+  // No gain at all (the exact edge, 10 x quads = 9 x pairs, is below). 66 strips of 96 blocks:
+  // pairs one an SM (48), four two an SM (48). 100 strips of 96: pairs 2 x 48, four 4 x 24.
   EXPECT_FALSE(quad_fallback_pays(66, 96, 132));
   EXPECT_FALSE(quad_fallback_pays(100, 96, 132));
+  // Exactly a tenth: 270 strips of 96, pairs 5 x 48 = 240 on the busiest SM, four 9 x 24 = 216
+  // (10 x 216 = 9 x 240): four pay. 298 strips: pairs 5 x 48 = 240, four 10 x 24 = 240: no.
+  EXPECT_TRUE(quad_fallback_pays(270, 96, 132));
+  EXPECT_FALSE(quad_fallback_pays(298, 96, 132));
 
   const int64_t q32_bytes = 70'778'880;
   auto no_sixes = [](int size) { return size >= 5 ? 60 : 528 / size; };  // 132 x 4 slots
@@ -168,6 +186,11 @@ TEST(DecodeConfig, QuadFallbackEvensFewStripsOverLongK) {
   // and where the pair fallback applies at all.
   auto pairs_fit = [](int size) { return size == 2 ? 264 : 60; };
   EXPECT_EQ(cluster_split_count(3, false, 80, q32_bytes, pairs_fit, 132, 432), 2);
+  // A heuristic depth of three stays pairs even where clusters of four would all be resident
+  // (and three would not): four splits are never deeper than the heuristic asked.
+  auto no_threes = [](int size) { return size == 3 ? 60 : 528 / size; };
+  EXPECT_EQ(cluster_split_count(3, false, 80, q32_bytes, no_threes, 132, 432), 2);
+  EXPECT_EQ(cluster_split_count(4, false, 80, q32_bytes, no_threes, 132, 432), 4);
   EXPECT_EQ(cluster_split_count(6, false, 80, q32_bytes,
                                 [](int size) { return size == 2 ? 80 : 79; }, 132, 432),
             2);
@@ -187,6 +210,7 @@ TEST(DecodeConfig, PartialUnevenWavesTakeTwoSplits) {
   EXPECT_FALSE(partial_wave_split_pays(520, 64, 132, 4));  // 4 a SM of 4: full
   EXPECT_FALSE(partial_wave_split_pays(100, 64, 132, 4));  // fewer tiles than SMs: split_count's
   EXPECT_FALSE(partial_wave_split_pays(224, 46, 132, 3));  // 23 blocks a split: too short
+  EXPECT_TRUE(partial_wave_split_pays(224, 48, 132, 3));   // 24 blocks a split: enough
   EXPECT_FALSE(partial_wave_split_pays(224, 64, 0, 3));
 }
 
@@ -199,6 +223,7 @@ TEST(DecodeConfig, Int8AtOneTokenTileTakesTwoSplitsPastOneCtaAnSm) {
   EXPECT_FALSE(int8_tail_split_pays(4, 1, 896, 128, 132, 6));  // int4 keeps the wave rules
   EXPECT_FALSE(int8_tail_split_pays(8, 2, 896, 128, 132, 3));  // M = 9-16
   EXPECT_FALSE(int8_tail_split_pays(8, 1, 896, 46, 132, 3));   // 23 blocks a split: too short
+  EXPECT_TRUE(int8_tail_split_pays(8, 1, 896, 48, 132, 3));    // 24 blocks a split: enough
   EXPECT_FALSE(int8_tail_split_pays(8, 1, 896, 128, 0, 3));
 }
 
@@ -210,6 +235,12 @@ TEST(DecodeConfig, UnevenOneWaveGridsTakeTwoSplits) {
   EXPECT_FALSE(one_wave_split_pays(896, 128, 132, 528));  // more than a wave: the other rule
   EXPECT_FALSE(one_wave_split_pays(100, 64, 132, 528));   // fewer tiles than SMs: split_count's
   EXPECT_FALSE(one_wave_split_pays(448, 22, 132, 528));   // 11 blocks a split: too short
+  EXPECT_FALSE(one_wave_split_pays(448, 46, 132, 528));   // 23 blocks a split: too short
+  EXPECT_TRUE(one_wave_split_pays(448, 48, 132, 528));    // 24 blocks a split: enough
+  // Exactly a tenth (660 slots): 540 tiles of 64, 5 x 64 = 320 a SM at one split, 9 x 32 = 288
+  // at two (10 x 288 = 9 x 320): two pay. 594 tiles: 5 x 64 against 9 x 32 too; 595: 10 x 32.
+  EXPECT_TRUE(one_wave_split_pays(540, 64, 132, 660));
+  EXPECT_FALSE(one_wave_split_pays(595, 64, 132, 660));
   EXPECT_FALSE(one_wave_split_pays(448, 64, 0, 528));
 }
 
