@@ -29,8 +29,12 @@ TEST(DecodeConfig, SpreadPaddingHoldsAnSmToTheEvenShare) {
   // Nothing to pad where the CTAs already hold the SM to the share, or for no share.
   EXPECT_EQ(spread_shared_bytes(80000, 2, kSmem, kReserved), 0);
   EXPECT_EQ(spread_shared_bytes(shared, 0, kSmem, kReserved), 0);
-  // Nor past what one CTA may ask for.
+  // Nor past what one CTA may ask for; up to it exactly is still a padding (an SM of
+  // 2 x (227 KB + 1 KB) - 2 bytes: the least padding is 227 KB).
   EXPECT_EQ(spread_shared_bytes(1024, 1, 600 * 1024, kReserved), 0);
+  EXPECT_EQ(spread_shared_bytes(1024, 1, 2 * (kMaxLaunchSharedBytes + kReserved) - 2, kReserved),
+            kMaxLaunchSharedBytes);
+  EXPECT_EQ(spread_shared_bytes(1024, 1, 2 * (kMaxLaunchSharedBytes + kReserved), kReserved), 0);
 }
 
 // The default rule: a share of two or more CTAs an SM, on a grid whose busiest SMs are more than
@@ -39,6 +43,8 @@ TEST(DecodeConfig, SpreadPaysOnEvenGridsOfTwoOrMoreAnSm) {
   constexpr int64_t kShort = 16 * 1024;
   EXPECT_TRUE(spread_pays(256, 132, kShort));   // l3-70b.o at M = 1: 124 SMs with two
   EXPECT_FALSE(spread_pays(192, 132, kShort));  // l3-8b.qkv at M = 1: 60 SMs with two, uneven
+  EXPECT_FALSE(spread_pays(198, 132, kShort));  // 66 SMs with two: half, not more than half
+  EXPECT_TRUE(spread_pays(199, 132, kShort));   // 67
   EXPECT_FALSE(spread_pays(320, 132, kShort));  // 56 SMs with three
   EXPECT_TRUE(spread_pays(384, 132, kShort));   // 120 SMs with three
   EXPECT_TRUE(spread_pays(264, 132, kShort));   // two on every SM
