@@ -23,6 +23,14 @@ TEST(DecodeConfig, TokenTilesCoverM) {
   EXPECT_EQ(token_tiles_for(16), 2);
   EXPECT_EQ(token_tiles_for(17), 3);
   EXPECT_EQ(token_tiles_for(64), 8);
+  // Every M gets the fewest compiled tiles that hold it (so every edge, 8 / 9 through 48 / 49).
+  for (int64_t m = 1; m <= 64; ++m) {
+    int fewest = 0;
+    for (int compiled : {8, 6, 4, 3, 2, 1}) {
+      if (compiled * kTokensPerTile >= m) fewest = compiled;
+    }
+    EXPECT_EQ(token_tiles_for(m), fewest) << "M = " << m;
+  }
 }
 
 TEST(DecodeConfig, SharedMemoryFitsHopper) {
