@@ -81,6 +81,15 @@ TEST(DecodeConfig, StreamKPlanEvensOutTheBusiestSm) {
   EXPECT_EQ(p.cluster, 4);
   p = stream_k_plan(128, 1, 128, 132, 4, 5, 0, fits);
   EXPECT_EQ(p.strips, 5);
+  p = stream_k_plan(128, 1, 128, 132, 4, kStreamKMaxStrips, 0, fits);  // the most strips there are
+  EXPECT_EQ(p.strips, kStreamKMaxStrips);
+  // Every cluster must be resident at once: l3-8b.qkv's 32 clusters of eight where only 31 are
+  // leaves three strips a cluster of four (also 48 blocks on the busiest SM).
+  p = stream_k_plan(96, 1, 64, 132, 5, 0, 0, [](int size) { return size == 8 ? 31 : 1000; });
+  EXPECT_EQ(p.strips, 3);
+  EXPECT_EQ(p.cluster, 4);
+  p = stream_k_plan(96, 1, 64, 132, 5, 0, 0, [](int size) { return size == 8 ? 32 : 1000; });
+  EXPECT_EQ(p.cluster, 8);
   // Clusters that cannot all be resident, runs under six blocks a warp, or more units x runs
   // than the kernel's 32-bit run arithmetic holds: none fits.
   p = stream_k_plan(96, 1, 64, 132, 5, 0, 0, [](int) { return 0; });
