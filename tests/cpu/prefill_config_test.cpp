@@ -77,10 +77,30 @@ TEST(PrefillConfig, TileChoiceWorkedExamples) {
   }
 }
 
+// The cost model's terms, as config.h states them: waves of sm_count x ctas_per_sm units, a
+// split's k-blocks at the width's step time, and 8 bytes per output per split at 3 TB/s.
+TEST(PrefillConfig, EstimateIsWavesTimesStepsPlusPartials) {
+  // l3-8b.o at M = 128, 128-token tiles, 4 splits: 128 units in one wave of 132, 16 k-blocks of
+  // 500 ns, partials 4 x 128 x 4096 x 8 bytes.
+  EXPECT_DOUBLE_EQ(estimate_ns(32, 128, 4096, 64, 132, 128, 4),
+                   16 * 500.0 + 4.0 * 128 * 4096 * 8 / 3000.0);
+  // Unsplit: no partials. 256-token tiles at M = 1024: 4 x 32 = 128 units, 64 steps of 720 ns.
+  EXPECT_DOUBLE_EQ(estimate_ns(32, 1024, 4096, 64, 132, 256, 1), 64 * 720.0);
+  // 16-64 tokens hold two CTAs an SM (264 slots): 300 units of 16 tokens are two waves of 580 ns
+  // steps; 32 tokens 600 ns, 64 tokens 650 ns in one wave of 264.
+  EXPECT_DOUBLE_EQ(estimate_ns(300, 16, 300 * 128, 64, 132, 16, 1), 2 * 64 * 580.0);
+  EXPECT_DOUBLE_EQ(estimate_ns(264, 32, 264 * 128, 64, 132, 32, 1), 64 * 600.0);
+  EXPECT_DOUBLE_EQ(estimate_ns(264, 64, 264 * 128, 64, 132, 64, 1), 64 * 650.0);
+  // Uneven splits round the steps up: 65 k-blocks in 2 splits are 33 steps.
+  EXPECT_DOUBLE_EQ(estimate_ns(10, 128, 1280, 65, 132, 128, 2),
+                   33 * 500.0 + 2.0 * 128 * 1280 * 8 / 3000.0);
+}
+
 TEST(PrefillConfig, TileChoiceStaysInBounds) {
   for (int64_t n_tiles : {1, 2, 7, 33, 131, 132, 500}) {
     for (int64_t k_blocks : {1, 3, 8, 9, 64, 448}) {
-      for (int64_t m : {1, 65, 128, 129, 700, 5000}) {
+      // 32, 64 and 128 are the half-empty edges of the 64-, 128- and 256-token tiles.
+      for (int64_t m : {1, 32, 33, 64, 65, 128, 129, 700, 5000}) {
         const TileChoice c = choose_tiles(n_tiles, m, n_tiles * 128, k_blocks, 132);
         EXPECT_TRUE(is_token_width(c.tokens)) << c.tokens;
         // Never a tile at least half empty, except the narrowest.
@@ -115,6 +135,8 @@ TEST(PrefillConfig, StagesFitAndStayAligned) {
         EXPECT_EQ(stage_bytes(bits, tokens, zero) % 1024, 0)
             << "the 128-byte swizzle needs 1 KB tiles";
         EXPECT_GE(stage_count(bits, tokens, zero), 4);
+        // Default depth: as many stages as fit, at most 8.
+        EXPECT_EQ(stage_count(bits, tokens, zero), std::min(max_stages(bits, tokens, zero), 8));
         EXPECT_GE(max_stages(bits, tokens, zero), kMinStages);
         // Every CTA that shares an SM fits with its runtime reserve (1 KB) in the SM's 228 KB.
         const int budget = cta_shared_budget(tokens);
