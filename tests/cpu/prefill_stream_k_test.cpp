@@ -165,6 +165,19 @@ TEST(PrefillStreamK, CostModelWorkedExamples) {
                                choose_tiles(448, 1024, 57344, 128, 132)));
   // Too little work for runs of kMinBlocksPerSplit k-blocks.
   EXPECT_FALSE(stream_k_eligible(2, 1, 64, 132, 64));
+  // The rules themselves, each at its edge. One m tile only: two are refused whatever the work.
+  EXPECT_TRUE(stream_k_eligible(448, 1, 128, 132, 64));
+  EXPECT_FALSE(stream_k_eligible(448, 2, 128, 132, 64));
+  // Runs of kMinBlocksPerSplit on average: 132 CTAs (128 tokens: one an SM) x 4 = 528 iterations
+  // are enough, 527 are not; 64 tokens hold two an SM, so 1056.
+  EXPECT_TRUE(stream_k_eligible(33, 1, 16, 132, 128));
+  EXPECT_FALSE(stream_k_eligible(31, 1, 17, 132, 128));
+  EXPECT_TRUE(stream_k_eligible(66, 1, 16, 132, 64));
+  EXPECT_FALSE(stream_k_eligible(33, 1, 16, 132, 64));
+  // The flat iteration count in the kernel's 32-bit cursors: 2^31 - 1 fits, 2^31 does not.
+  EXPECT_TRUE(stream_k_eligible(1, 1, 0x7fffffff, 132, 128));
+  EXPECT_FALSE(stream_k_eligible(1, 1, int64_t(1) << 31, 132, 128));
+  EXPECT_FALSE(stream_k_eligible(int64_t(1) << 16, 1, int64_t(1) << 15, 132, 128));
   EXPECT_EQ(stream_k_grid(100, 132, 128), 100);
   EXPECT_EQ(stream_k_grid(57344, 132, 64), 264);
 }
