@@ -272,6 +272,64 @@ TEST(MoePlan, SplitsShrinkToClustersTheDeviceHolds) {
   EXPECT_EQ(plan.gemm.decode.epilogue, static_cast<int>(decode::Epilogue::kStore));
 }
 
+// Self-align's slots (256 bytes past the stages) are kept only where the SM still holds as many
+// CTAs with them, and, on a split grid, a cluster of them still fits; otherwise the plan keeps the
+// align kernel and its shared memory stays the stages'.
+TEST(MoePlan, SelfAlignSlotsOnlyWhereTheSmHoldsAsMany) {
+  const MoeProblem p = moe_problem(1, 2, 8, 8, 256, 4096, 4, ZeroPointKind::kNone, DType::kBF16,
+                                   {MoeInput::kToken, MoeOutput::kChoice, false});
+  const auto stage_area = [](const DecodePlan& d) {
+    return d.warps * decode::warp_split_region_bytes(d.warp_stage_bytes, d.warp_stages);
+  };
+  for (const bool slots_cost_a_cta : {false, true}) {
+    decode::DeviceQueries q;
+    q.compute_major = 9;
+    q.smem_per_sm = 233472;
+    q.reserved_smem_per_block = 1024;
+    q.ctas_per_sm = [&](const DecodePlan& d, int* ctas) {
+      *ctas = slots_cost_a_cta && d.shared_bytes > stage_area(d) ? 2 : 3;
+      return Status();
+    };
+    q.max_clusters = [](const DecodePlan&, int, int* clusters) {
+      *clusters = 16;
+      return Status();
+    };
+    MoeOptions one;
+    one.splits = 1;
+    MoePlan plan;
+    ASSERT_TRUE(moe::plan_moe(p, q, 0, 132, one, &plan).ok());
+    const DecodePlan& d = plan.gemm.decode;
+    EXPECT_EQ(plan.self_align, !slots_cost_a_cta) << plan.reason;
+    EXPECT_EQ(d.shared_bytes, stage_area(d) + (slots_cost_a_cta ? 0 : 256)) << plan.reason;
+    EXPECT_EQ(d.resident_ctas, 3) << plan.reason;
+  }
+  // Asked for on a split grid: only where a cluster of the split CTAs fits with the slots.
+  for (const bool cluster_fits : {true, false}) {
+    decode::DeviceQueries q;
+    q.compute_major = 9;
+    q.smem_per_sm = 233472;
+    q.reserved_smem_per_block = 1024;
+    q.ctas_per_sm = [](const DecodePlan&, int* ctas) {
+      *ctas = 3;
+      return Status();
+    };
+    q.max_clusters = [&](const DecodePlan& d, int, int* clusters) {
+      *clusters = !cluster_fits && d.shared_bytes > stage_area(d) ? 0 : 16;
+      return Status();
+    };
+    MoeOptions two;
+    two.splits = 2;
+    two.self_align = true;
+    MoePlan plan;
+    ASSERT_TRUE(moe::plan_moe(p, q, 0, 132, two, &plan).ok());
+    EXPECT_EQ(plan.gemm.decode.splits, 2) << plan.reason;
+    EXPECT_EQ(plan.self_align, cluster_fits) << plan.reason;
+    EXPECT_EQ(plan.gemm.decode.shared_bytes,
+              stage_area(plan.gemm.decode) + (cluster_fits ? 256 : 0))
+        << plan.reason;
+  }
+}
+
 TEST(MoePlan, MalformedProblemsAreRefusedWithTheReason) {
   const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
   const MoeGemm gemm;
