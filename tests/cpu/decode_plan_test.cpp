@@ -230,6 +230,53 @@ TEST(DecodePlanModel, SpreadPadsToTheSharePlannedOrAsked) {
   EXPECT_EQ(full.decode.spread_ctas, 0) << launch_of(full);
 }
 
+// The spread padding as the occupancy query answers it (launch.cu, spread_over_sms): where the
+// padded CTA's occupancy comes out above the share (allocation granularity), 128 bytes more are
+// tried, up to three times; where it still does, or where the padding took the SM below the share,
+// the plan stays unpadded. l3-70b.o at M = 1, padded to two CTAs an SM by the rule.
+TEST(DecodePlanModel, SpreadPaddingFollowsTheOccupancyQuery) {
+  const DecodeGpuModel model = h200();
+  const Problem p = problem_of(8192, 8192, 1);
+  Plan padded, unpadded;
+  ASSERT_TRUE(plan_on(model, p, DecodeChoices{}, &padded).ok());
+  DecodeChoices off;
+  off.spread = false;
+  ASSERT_TRUE(plan_on(model, p, off, &unpadded).ok());
+  ASSERT_EQ(padded.decode.spread_ctas, 2) << launch_of(padded);
+  const int first = padded.decode.shared_bytes;
+  // The query answers the model's count, except for padded plans of less than `least` bytes,
+  // which it says hold `answer` CTAs.
+  const auto plan_answering = [&](int least, int answer, Plan* plan) {
+    plan->problem = p;
+    DeviceQueries q = model.queries(plan->problem);
+    const auto modelled = q.ctas_per_sm;
+    q.ctas_per_sm = [modelled, least, answer](const DecodePlan& d, int* ctas) {
+      if (d.spread_ctas > 0 && d.shared_bytes < least) {
+        *ctas = answer;
+        return Status();
+      }
+      return modelled(d, ctas);
+    };
+    return plan_with(q, plan->problem, DecodeChoices{}, plan);
+  };
+  for (int steps = 1; steps <= 4; ++steps) {
+    Plan plan;
+    ASSERT_TRUE(plan_answering(first + 128 * steps, 3, &plan).ok());
+    const std::string where = std::to_string(steps) + " steps short: " + launch_of(plan);
+    if (steps < 4) {
+      EXPECT_EQ(plan.decode.spread_ctas, 2) << where;
+      EXPECT_EQ(plan.decode.shared_bytes, first + 128 * steps) << where;
+    } else {
+      EXPECT_EQ(plan.decode.spread_ctas, 0) << where;
+      EXPECT_EQ(plan.decode.shared_bytes, unpadded.decode.shared_bytes) << where;
+    }
+  }
+  Plan below;
+  ASSERT_TRUE(plan_answering(first + 1, 1, &below).ok());
+  EXPECT_EQ(below.decode.spread_ctas, 0) << launch_of(below);
+  EXPECT_EQ(below.decode.shared_bytes, unpadded.decode.shared_bytes) << launch_of(below);
+}
+
 // Without clusters (a GPU before sm_90, or clusters that never fit) the split plans end on the
 // reduce kernel, and nothing takes the push form or Stream-K.
 TEST(DecodePlanModel, NoClustersMeansTheReduceKernel) {
