@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -326,6 +327,43 @@ TEST(DecodePlanModel, ForcedChoicesAreKept) {
     ASSERT_TRUE(plan_on(model, o, choices, &plan).ok());
     EXPECT_EQ(plan.decode.warps, wide ? 8 : 4) << launch_of(plan);
   }
+}
+
+// The wide instance keeps the clustered plan's clusters resident (launch.cu, choose_wide_warps):
+// unasked, only where the wide CTAs hold as many of the grid's clusters at once as the four-warp
+// plan did; asked, wherever at least one fits. l3-70b.down at M = 1, wide by the rule on the H200.
+TEST(DecodePlanModel, WideWarpsKeepTheClustersResident) {
+  const DecodeGpuModel model = h200();
+  const Problem down = problem_of(8192, 28672, 1);
+  Plan rule;
+  ASSERT_TRUE(plan_on(model, down, DecodeChoices{}, &rule).ok());
+  ASSERT_EQ(rule.decode.warps, 8) << launch_of(rule);
+  ASSERT_EQ(rule.decode.epilogue, static_cast<int>(decode::Epilogue::kCluster)) << launch_of(rule);
+  // The query answers the model's count, except for eight-warp plans, which it says hold
+  // `answer` clusters at once.
+  const auto plan_answering = [&](int answer, std::optional<bool> asked, Plan* plan) {
+    plan->problem = down;
+    DeviceQueries q = model.queries(plan->problem);
+    const auto modelled = q.max_clusters;
+    q.max_clusters = [modelled, answer](const DecodePlan& d, int size, int* clusters) {
+      if (d.warps == 8) {
+        *clusters = answer;
+        return Status();
+      }
+      return modelled(d, size, clusters);
+    };
+    DecodeChoices choices;
+    choices.wide_warps = asked;
+    return plan_with(q, plan->problem, choices, plan);
+  };
+  Plan fewer, asked_fewer, none;
+  ASSERT_TRUE(plan_answering(1, std::nullopt, &fewer).ok());
+  EXPECT_EQ(fewer.decode.warps, 4) << "fewer clusters resident, unasked: " << launch_of(fewer);
+  ASSERT_TRUE(plan_answering(1, true, &asked_fewer).ok());
+  EXPECT_EQ(asked_fewer.decode.warps, 8) << "one cluster resident, asked: "
+                                         << launch_of(asked_fewer);
+  ASSERT_TRUE(plan_answering(0, true, &none).ok());
+  EXPECT_EQ(none.decode.warps, 4) << "no cluster resident, asked: " << launch_of(none);
 }
 
 // A failing query is the plan's error, not a plan made on a wrong count.
