@@ -15,6 +15,7 @@
 #include "decode_gpu_model.h"
 #include "moe/moe_layers.h"
 #include "moe/plan_moe.h"
+#include "moe_plan_helpers.h"
 #include "random_problems.h"
 #include "test_helpers.h"
 
@@ -24,26 +25,8 @@ namespace {
 using test::DecodeGpuModel;
 using testing::uniform;
 
-MoeProblem moe_problem(int64_t tokens, int top_k, int experts, int local, int64_t n, int64_t k,
-                       int bits, ZeroPointKind zero, DType dtype, const MoeGemm& gemm) {
-  MoeProblem p;
-  p.tokens = tokens;
-  p.top_k = top_k;
-  p.experts = experts;
-  p.local_experts = local;
-  EXPECT_TRUE(PackedGeometry::make(n, k, bits, 128, &p.geometry).ok());
-  p.zero_kind = zero;
-  p.scale_dtype = p.act_dtype = dtype;
-  p.gemm = gemm;
-  return p;
-}
-
-// Plans on the model: the queries answer for the GEMM's decode problem.
-Status plan_on_model(const DecodeGpuModel& model, const MoeProblem& p, const MoeOptions& options,
-                     MoePlan* out) {
-  const Problem gemm = moe::gemm_problem(p, 1);
-  return moe::plan_moe(p, model.queries(gemm), 0, model.sm_count, options, out);
-}
+using testing::moe_problem;
+using testing::plan_on_model;
 
 // The first launch condition plan breaks, or "".
 std::string broken_condition(const MoePlan& plan, const DecodeGpuModel& model) {

@@ -19,6 +19,7 @@
 #include "decode_gpu_model.h"
 #include "matmul_nbits/convert.h"
 #include "moe/plan_moe.h"
+#include "moe_plan_helpers.h"
 #include "sailfish/moe_gpu.h"
 
 namespace sailfish {
@@ -35,24 +36,13 @@ void expect_error(const Status& st, StatusCode code, const std::string& needle) 
       << "got \"" << st.message() << "\", expected it to mention \"" << needle << "\"";
 }
 
+// bits 4, no zero points, bf16.
 MoeProblem moe_problem(int64_t tokens, int top_k, int experts, int local, int64_t n, int64_t k,
                        const MoeGemm& gemm) {
-  MoeProblem p;
-  p.tokens = tokens;
-  p.top_k = top_k;
-  p.experts = experts;
-  p.local_experts = local;
-  EXPECT_TRUE(PackedGeometry::make(n, k, 4, 128, &p.geometry).ok());
-  p.scale_dtype = p.act_dtype = DType::kBF16;
-  p.gemm = gemm;
-  return p;
+  return testing::moe_problem(tokens, top_k, experts, local, n, k, 4, ZeroPointKind::kNone,
+                              DType::kBF16, gemm);
 }
-
-Status plan_on_model(const DecodeGpuModel& model, const MoeProblem& p, const MoeOptions& options,
-                     MoePlan* out) {
-  const Problem gemm = moe::gemm_problem(p, 1);
-  return moe::plan_moe(p, model.queries(gemm), 0, model.sm_count, options, out);
-}
+using testing::plan_on_model;
 
 // The expert GEMM's activation rows are addressed with 32-bit element offsets (warp_split_kernel.cuh:
 // act_row_offset = row * lda): A's rows under the fused gather, the gathered slab's rows
