@@ -37,12 +37,19 @@ for round in $(seq 1 "${MOE_PROBE_ROUNDS:-2}"); do
     env_args=()
     IFS=, read -r -a env_args <<< "${environment[$variant]}"
     echo "## $variant round $round"
-    env "${env_args[@]}" "$bench" "${args[@]}" 2>&1 | grep -E '^(\||ERROR)' |
-      grep -v -- '---' | grep -v '^| layer'
+    raw=$(env "${env_args[@]}" "$bench" "${args[@]}" 2>&1)
+    rc=$?
+    printf '%s\n' "$raw" | grep -E '^(\||ERROR)' | grep -v -- '---' | grep -v '^| layer'
+    # A bench that stops without an ERROR line of its own (no device, its setup, an argument or
+    # layer it refuses, a crash) gets one, with its last line of output.
+    if [ "$rc" -ne 0 ] && ! printf '%s\n' "$raw" | grep -q '^ERROR'; then
+      echo "ERROR the bench exited $rc (last line: $(printf '%s\n' "$raw" | grep -vE '^\|' | tail -1))"
+    fi
   done
 done > "$log"
 # One line a (layer, proj, tokens): each variant's times over the rounds; the bench's ERROR lines
-# (a row it could not plan or run) after the table, and a nonzero exit.
+# (a row it could not plan or run, or a bench that exited nonzero) after the table, and a nonzero
+# exit.
 python3 - "$log" "${variants[@]}" <<'PY'
 import collections, sys
 times = collections.defaultdict(list)

@@ -25,6 +25,10 @@ if [ "${SAILFISH_MOE_BLOCK_ROWS:-}" = 99 ]; then
   echo "ERROR q gate_up tokens 1: INVALID_ARGUMENT: block_rows is 99"
   exit 1
 fi
+if [ "${SAILFISH_MOE_BLOCK_ROWS:-}" = 98 ]; then
+  echo "no CUDA device"
+  exit 2
+fi
 echo "| layer | proj | tokens | experts hit | us | floor us | x floor | % roof | plan |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for t in ${tokens//,/ }; do
@@ -80,6 +84,20 @@ echo "$table" | grep -q '^bad: ERROR q gate_up tokens 1: INVALID_ARGUMENT' ||
   { echo "FAIL: the bench's error is not in the output:"; echo "$table"; exit 1; }
 echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
   { echo "FAIL: the failed variant's cells are not '-':"; echo "$table"; exit 1; }
+# A bench that exits nonzero without an ERROR line (no device, its setup, a refused argument, a
+# crash) fails the probe too, with its last line: the table alone would read as a clean run.
+if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
+    bash "$root/scripts/perf/moe_probe.sh" nodev "--tokens 1" a= gone=SAILFISH_MOE_BLOCK_ROWS=98); then
+  echo "FAIL: a probe whose bench exited 2 without an ERROR line exited 0"; exit 1
+fi
+echo "$table" | grep -qF 'gone: ERROR the bench exited 2 (last line: no CUDA device)' ||
+  { echo "FAIL: the bench's exit is not in the output:"; echo "$table"; exit 1; }
+echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
+  { echo "FAIL: the other variant's rows are gone:"; echo "$table"; exit 1; }
+OUT=$work/round2 SAILFISH_BUILD_DIR=$work/build SAILFISH_MOE_BLOCK_ROWS=98 \
+  bash "$root/scripts/device_round.sh" moe-block-rows > /dev/null
+grep -q '^moe block-rows probe: rc=1' "$work/round2/summary.txt" ||
+  { echo "FAIL: the stage hid the bench's failure:"; cat "$work/round2/summary.txt"; exit 1; }
 if OUT=$work/out SAILFISH_BUILD_DIR=$work/nowhere \
     bash "$root/scripts/perf/moe_probe.sh" none "--tokens 1" a= 2> "$work/err"; then
   echo "FAIL: a probe without a bench exited 0"; exit 1
