@@ -23,6 +23,11 @@ fi
 export SAILFISH_REQUIRE_GPU=1
 note() { echo "$*" | tee -a "$summary"; }
 bench() { "$build/bench/sailfish_bench" "$@"; }
+# A stage's binary, or a note saying why the stage is skipped: a machine given back between calls
+# (30 s after one) loses the build, so each call that needs it should begin with the build stage.
+built() {
+  [ -x "$1" ] || { note "$stage: no ${1#"$build"/} in $build (run the build stage first)"; false; }
+}
 # Bench arguments for a profiled run: one launch of one row, no baseline, no check.
 one_launch=(--no-cublas --replays 1 --warmup 0 --graph-launches 1 --check-samples 0)
 # Nsight Compute arguments for per-instruction stall samples as CSV.
@@ -31,17 +36,24 @@ sass_samples=(--section SourceCounters --section WarpStateStats --page source --
 for stage in "$@"; do
   case "$stage" in
     build)
+      # A configure that fails (.deps not carried, say) writes no build.log: its own log is shown.
+      log=$out/cmake.log
       cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DSAILFISH_DEPS_DIR="$root/.deps" > "$out/cmake.log" 2>&1 &&
-        cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1
+        -DSAILFISH_DEPS_DIR="$root/.deps" > "$log" 2>&1 &&
+        { log=$out/build.log; cmake --build "$build" -j "$(nproc)" > "$log" 2>&1; }
       rc=$?
-      note "build: rc=$rc"
-      [ $rc -eq 0 ] || { tail -40 "$out/build.log"; exit 1; } ;;
+      if [ $rc -ne 0 ]; then
+        note "build: rc=$rc (${log##*/})"
+        tail -40 "$log" | tee -a "$summary"
+        exit 1
+      fi
+      note "build: rc=0" ;;
     tests)
       "$build/tests/sailfish_gpu_tests" --gtest_brief=1 > "$out/gpu_tests.log" 2>&1
       note "gpu tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu_tests.log" | head -3 | tr '\n' ' ')"
       grep -E "Failure" -A3 "$out/gpu_tests.log" | head -30 ;;
     tests-sharded)
+      built "$build/tests/sailfish_gpu_tests" || continue
       # The whole suite in GPU_TEST_SHARDS processes at once (default 4; gtest's sharding), one
       # log, counts summed over the shards: how the last stops ran it, ~250 s on the H200.
       shards=${GPU_TEST_SHARDS:-4}
@@ -198,6 +210,7 @@ for stage in "$@"; do
         > "$out/conformance.log" 2>&1
       note "matmul_nbits conformance: rc=$? $(tail -1 "$out/conformance.log")" ;;
     moe)
+      built "$build/tests/sailfish_gpu_tests" && built "$build/bench/sailfish_moe_bench" || continue
       # MoE (docs/MOE.md): its GPU tests, under compute-sanitizer's memcheck at one token tile
       # size, then the MoE bench (int4, then int8 at one and eight tokens).
       "$build/tests/sailfish_gpu_tests" --gtest_brief=1 --gtest_filter='Moe*' > "$out/moe_tests.log" 2>&1
@@ -213,6 +226,7 @@ for stage in "$@"; do
         > "$out/moe_bench_int8.log" 2>&1
       note "moe bench int8: rc=$?"; cat "$out/moe_bench_int8.log" | tee -a "$summary" ;;
     moe-cublas)
+      built "$build/bench/sailfish_moe_bench" || continue
       # The MoE bench beside cuBLAS (sailfish_moe_bench --cublas: the same expert GEMMs in bf16,
       # one grouped cuBLAS call), int4, in a run of its own so the moe stage's figures never
       # depend on it.
