@@ -56,19 +56,36 @@ for stage in "$@"; do
       built "$build/tests/sailfish_gpu_tests" || continue
       # The whole suite in GPU_TEST_SHARDS processes at once (default 4; gtest's sharding), one
       # log, counts summed over the shards: how the last stops ran it, ~250 s on the H200.
+      # Each shard runs under GPU_TEST_TIMEOUT seconds (default 420), so a hang still leaves this
+      # summary inside the device's 600 s call.
       shards=${GPU_TEST_SHARDS:-4}
       pids=()
       for i in $(seq 0 $((shards - 1))); do
-        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$build/tests/sailfish_gpu_tests" \
-          --gtest_brief=1 > "$out/gpu_tests_shard$i.log" 2>&1 &
+        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${GPU_TEST_TIMEOUT:-420}" \
+          "$build/tests/sailfish_gpu_tests" --gtest_brief=1 > "$out/gpu_tests_shard$i.log" 2>&1 &
         pids+=($!)
       done
-      rc=0
-      for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
-      cat "$out"/gpu_tests_shard*.log > "$out/gpu_tests.log" && rm -f "$out"/gpu_tests_shard*.log
+      rc=0 codes=
+      for i in "${!pids[@]}"; do
+        wait "${pids[$i]}"
+        code=$?
+        codes+=" $code"
+        [ "$code" -eq 0 ] || rc=1
+        { echo "## shard $i of $shards: rc=$code"; cat "$out/gpu_tests_shard$i.log"; } \
+          >> "$out/gpu_tests.log.tmp"
+      done
+      mv "$out/gpu_tests.log.tmp" "$out/gpu_tests.log" && rm -f "$out"/gpu_tests_shard*.log
+      # gtest's brief output (1.12) sums only the passed and skipped tests ("[  PASSED  ] 250
+      # tests."); it names each failed test on a line of its own ("[  FAILED  ] Suite.Name (3
+      # ms)"), counted here by name. A shard without its "[==========] N tests ... ran." line
+      # died (a crash, the timeout): its tests are in none of the counts.
       count() { grep -E "^\[  $1 *\] [0-9]+ test" "$out/gpu_tests.log" | awk '{s += $4} END {print s + 0}'; }
-      note "gpu tests ($shards shards): rc=$rc passed=$(count PASSED) failed=$(count FAILED)" \
-        "skipped=$(count SKIPPED)"
+      failed=$(grep -E '^\[  FAILED  \] [A-Za-z_]' "$out/gpu_tests.log" | sed -E 's/ \(.*//; s/, where .*//' |
+        sort -u | wc -l)
+      finished=$(grep -cE '^\[==========\] [0-9]+ tests? from .* ran' "$out/gpu_tests.log")
+      note "gpu tests ($shards shards): rc=$rc passed=$(count PASSED) failed=$failed" \
+        "skipped=$(count SKIPPED) shards finished=$finished of $shards (rc:$codes)"
+      grep -E '^\[  FAILED  \] [A-Za-z_]' "$out/gpu_tests.log" | head -20 | tee -a "$summary"
       grep -E "Failure" -A3 "$out/gpu_tests.log" | head -30 ;;
     prefill-tests)
       # The prefill suite alone, first: a pipeline bug shows up as a hang, so it runs under a limit.
