@@ -61,7 +61,7 @@ for stage in "$@"; do
       shards=${GPU_TEST_SHARDS:-4}
       pids=()
       for i in $(seq 0 $((shards - 1))); do
-        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${GPU_TEST_TIMEOUT:-420}" \
+        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout -k 10 "${GPU_TEST_TIMEOUT:-420}" \
           "$build/tests/sailfish_gpu_tests" --gtest_brief=1 > "$out/gpu_tests_shard$i.log" 2>&1 &
         pids+=($!)
       done
