@@ -5,7 +5,8 @@
 # (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
 # spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
 # memcheck on them, and sailfish_moe_bench; moe-cublas: that bench beside cuBLAS; moe-block-rows:
-# scripts/perf/moe_block_rows_probe.sh.)
+# scripts/perf/moe_block_rows_probe.sh.) Exit status 0 where every stage's rc was 0, else 1 (2: an
+# unknown stage or spec); a failed build stops the round.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -21,12 +22,33 @@ if [ -z "${SAILFISH_GIT_REVISION:-}" ]; then
 fi
 # A GPU test that finds no device fails here instead of skipping (tests/gpu/gpu_test_helpers.h).
 export SAILFISH_REQUIRE_GPU=1
-note() { echo "$*" | tee -a "$summary"; }
+# The exit status: 1 where a stage noted a nonzero rc (or could not run), else 0; the last
+# command's status would be a grep's, 1 on a clean run.
+status=0
+note() {
+  echo "$*" | tee -a "$summary"
+  [[ "$*" =~ rc=[1-9] ]] && status=1
+  return 0
+}
+# The device returns at most 8 files from $OUT: where the stages left more (build moe
+# moe-block-rows leaves 9), every file but the summary goes into round_files.tar.gz on the way
+# out, so none is dropped (tar -xzf round_files.tar.gz to read them).
+pack_out() {
+  local files=()
+  mapfile -t files < <(cd "$out" && find . -type f ! -path ./summary.txt | sed 's|^\./||' | sort)
+  [ $((${#files[@]} + 1)) -le 8 ] && return 0
+  (cd "$out" && tar -czf round_files.tar.gz "${files[@]}" && rm -f -- "${files[@]}") &&
+    note "packed ${#files[@]} files into round_files.tar.gz (the device returns 8)"
+}
+trap pack_out EXIT
 bench() { "$build/bench/sailfish_bench" "$@"; }
 # A stage's binary, or a note saying why the stage is skipped: a machine given back between calls
 # (30 s after one) loses the build, so each call that needs it should begin with the build stage.
 built() {
-  [ -x "$1" ] || { note "$stage: no ${1#"$build"/} in $build (run the build stage first)"; false; }
+  [ -x "$1" ] && return 0
+  note "$stage: no ${1#"$build"/} in $build (run the build stage first)"
+  status=1
+  return 1
 }
 # Bench arguments for a profiled run: one launch of one row, no baseline, no check.
 one_launch=(--no-cublas --replays 1 --warmup 0 --graph-launches 1 --check-samples 0)
@@ -376,3 +398,4 @@ for stage in "$@"; do
     *) note "unknown stage $stage"; exit 2 ;;
   esac
 done
+exit "$status"

@@ -181,14 +181,14 @@ grep -q '^moe block-rows probe: rc=0$' "$work/c2/summary.txt" &&
   grep -qF '| cuBLAS bf16 us | x cuBLAS | plan |' "$work/c2/summary.txt" &&
   grep -qF '| deepseek-v3 | down | 256 |' "$work/c2/summary.txt" ||
   fail "moe-block-rows moe-cublas: $(cat "$work/c2/summary.txt")"
-STANDIN_MOE=nodev round c2f moe-block-rows moe-cublas
+if STANDIN_MOE=nodev round c2f moe-block-rows moe-cublas; then fail "a failed call exited 0"; fi
 grep -q '^moe block-rows probe: rc=1$' "$work/c2f/summary.txt" &&
   grep -q '^moe bench beside cuBLAS: rc=2$' "$work/c2f/summary.txt" ||
   fail "a bench without a device passed: $(cat "$work/c2f/summary.txt")"
 
 # --- call 3: tests-sharded ---------------------------------------------------------------------
 export STANDIN_GTEST_LOG=$root/docs/perf/data/decode_v47_gpu_tests_all.log
-GPU_TEST_SHARDS=3 round c3 tests-sharded || fail "tests-sharded exited $?"
+if GPU_TEST_SHARDS=3 round c3 tests-sharded; then fail "tests-sharded with a failed test exited 0"; fi
 returned "$work/c3" "tests-sharded"
 want='gpu tests (3 shards): rc=1 passed=982 failed=1 skipped=0 shards finished=3 of 3 (rc: 0 1 0)'
 [ "$(head -1 "$work/c3/summary.txt")" = "$want" ] ||
@@ -196,18 +196,33 @@ want='gpu tests (3 shards): rc=1 passed=982 failed=1 skipped=0 shards finished=3
 grep -qF '[  FAILED  ] DecodeSpread.TwoTokenTilesTakeSpreadPairsOverTheReduceKernel' \
   "$work/c3/summary.txt" || fail "the failed test is not named: $(cat "$work/c3/summary.txt")"
 [ "$(grep -c '^## shard' "$work/c3/gpu_tests.log")" = 3 ] || fail "the shards' logs are not all kept"
-GPU_TEST_SHARDS=3 STANDIN_CRASH_SHARD=0 round c3c tests-sharded
+GPU_TEST_SHARDS=3 STANDIN_CRASH_SHARD=0 round c3c tests-sharded || true
 grep -qF 'rc=1 passed=654 failed=1 skipped=0 shards finished=2 of 3 (rc: 139 1 0)' \
   "$work/c3c/summary.txt" || fail "a crashed shard: $(cat "$work/c3c/summary.txt")"
-GPU_TEST_SHARDS=3 STANDIN_HANG_SHARD=2 GPU_TEST_TIMEOUT=2 round c3h tests-sharded
+GPU_TEST_SHARDS=3 STANDIN_HANG_SHARD=2 GPU_TEST_TIMEOUT=2 round c3h tests-sharded || true
 grep -qF 'shards finished=2 of 3 (rc: 0 1 124)' "$work/c3h/summary.txt" ||
   fail "a hung shard: $(cat "$work/c3h/summary.txt")"
 unset STANDIN_GTEST_LOG
+# A clean suite exits 0 (the stage's last command, a grep for failures, finds none).
+round c3ok tests-sharded || fail "a clean tests-sharded exited $?: $(cat "$work/c3ok.stdout")"
+grep -q '^gpu tests (4 shards): rc=0 passed=64 failed=0 skipped=0 shards finished=4 of 4' \
+  "$work/c3ok/summary.txt" || fail "a clean tests-sharded: $(cat "$work/c3ok/summary.txt")"
 
 # A machine given back between calls has no build: each stage says so.
-SAILFISH_BUILD_DIR=$work/nowhere round c0 moe moe-cublas tests-sharded
+if SAILFISH_BUILD_DIR=$work/nowhere round c0 moe moe-cublas tests-sharded; then
+  fail "stages without a build exited 0"
+fi
 [ "$(grep -c 'no .* (run the build stage first)' "$work/c0/summary.txt")" = 3 ] ||
   fail "stages without a build: $(cat "$work/c0/summary.txt")"
+
+# More than 8 files (build moe moe-block-rows moe-cublas leaves 10) go into one archive, all
+# but the summary.
+round c12 build moe moe-block-rows moe-cublas || fail "build moe moe-block-rows moe-cublas exited $?"
+returned "$work/c12" "build moe moe-block-rows moe-cublas"
+tar -tzf "$work/c12/round_files.tar.gz" > "$work/c12.list"
+grep -q '^packed 9 files into round_files.tar.gz' "$work/c12/summary.txt" &&
+  grep -qx moe_bench_cublas.log "$work/c12.list" ||
+  fail "the files were not packed: $(ls "$work/c12")"
 
 # --- call 4: device_decode_final.sh -------------------------------------------------------------
 OUT=$work/c4 bash "$root/scripts/device_decode_final.sh" > "$work/c4.stdout" 2>&1 ||
@@ -225,4 +240,13 @@ if OUT=$work/c4n SAILFISH_BUILD_DIR=$work/nowhere bash "$root/scripts/device_dec
   fail "device_decode_final.sh without a build exited 0"
 fi
 grep -q '^no bench at' "$work/c4n.stdout" || fail "no reason given: $(cat "$work/c4n.stdout")"
+mkdir -p "$work/nodev/bench"
+printf '#!/usr/bin/env bash\necho "no CUDA device"\nexit 2\n' > "$work/nodev/bench/sailfish_bench"
+chmod +x "$work/nodev/bench/sailfish_bench"
+if OUT=$work/c4d SAILFISH_BUILD_DIR=$work/nodev bash "$root/scripts/device_decode_final.sh" \
+  > "$work/c4d.stdout" 2>&1; then
+  fail "device_decode_final.sh exited 0 with every run failing"
+fi
+[ "$(grep -c ': rc=2$' "$work/c4d/decode_final_summary.txt")" = 5 ] ||
+  fail "the failed runs: $(cat "$work/c4d.stdout")"
 echo "ok: device_round.sh (build moe, moe-block-rows moe-cublas, tests-sharded), device_decode_final.sh"

@@ -94,8 +94,10 @@ echo "$table" | grep -qF 'gone: ERROR the bench exited 2 (last line: no CUDA dev
   { echo "FAIL: the bench's exit is not in the output:"; echo "$table"; exit 1; }
 echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
   { echo "FAIL: the other variant's rows are gone:"; echo "$table"; exit 1; }
-OUT=$work/round2 SAILFISH_BUILD_DIR=$work/build SAILFISH_MOE_BLOCK_ROWS=98 \
-  bash "$root/scripts/device_round.sh" moe-block-rows > /dev/null
+if OUT=$work/round2 SAILFISH_BUILD_DIR=$work/build SAILFISH_MOE_BLOCK_ROWS=98 \
+    bash "$root/scripts/device_round.sh" moe-block-rows > /dev/null; then
+  echo "FAIL: device_round.sh exited 0 over a failed probe"; exit 1
+fi
 grep -q '^moe block-rows probe: rc=1' "$work/round2/summary.txt" ||
   { echo "FAIL: the stage hid the bench's failure:"; cat "$work/round2/summary.txt"; exit 1; }
 if OUT=$work/out SAILFISH_BUILD_DIR=$work/nowhere \
