@@ -5,7 +5,7 @@
 # (SAILFISH_BUILD_DIR: another build). The five runs' JSON go to $OUT (or out/), their logs into
 # one file, decode_final.log, each under a "## NAME: rc=N" line (the device returns at most 8
 # files from $OUT); a compact table (shape, M, tier, us, x_cublas, MHz) is printed last and kept
-# in decode_final_summary.txt.
+# in decode_final_summary.txt. Exit status 1 where a run's rc was not 0.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -25,13 +25,14 @@ if [ -z "${SAILFISH_GIT_REVISION:-}" ]; then
   revision=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
   export SAILFISH_GIT_REVISION="$revision+sources-$(bash "$root/scripts/source_hash.sh" "$root")"
 fi
-names=()
+names=() status=0
 run() {
   local name=$1
   shift
   timeout 200 "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
   local rc=$?
   note "$name: rc=$rc"
+  [ "$rc" -eq 0 ] || status=1
   names+=("$name")
   { echo "## $name: rc=$rc"; cat "$out/$name.log"; } >> "$out/decode_final.log.tmp"
 }
@@ -49,3 +50,4 @@ for f in auto_m1_64 int8_m1_16 router; do
 done
 mv "$out/decode_final.log.tmp" "$out/decode_final.log"
 for name in "${names[@]}"; do rm -f "$out/$name.log"; done
+exit "$status"

@@ -42,7 +42,7 @@ for round in $(seq 1 "${MOE_PROBE_ROUNDS:-2}"); do
     printf '%s\n' "$raw" | grep -E '^(\||ERROR)' | grep -v -- '---' | grep -v '^| layer'
     # A bench that stops without an ERROR line of its own (no device, its setup, an argument or
     # layer it refuses, a crash) gets one, with its last line of output.
-    if [ "$rc" -ne 0 ] && ! printf '%s\n' "$raw" | grep -q '^ERROR'; then
+    if [ "$rc" -ne 0 ] && ! grep -q '^ERROR' <<< "$raw"; then
       echo "ERROR the bench exited $rc (last line: $(printf '%s\n' "$raw" | grep -vE '^\|' | tail -1))"
     fi
   done
