@@ -6,6 +6,7 @@
 # one file, decode_final.log, each under a "## NAME: rc=N" line (the device returns at most 8
 # files from $OUT); a compact table (shape, M, tier, us, x_cublas, MHz) is printed last and kept
 # in decode_final_summary.txt. Exit status 1 where a run's rc was not 0.
+#   scripts/device_round.sh build && scripts/device_decode_final.sh   (one call, 9 files: packed)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -50,4 +51,8 @@ for f in auto_m1_64 int8_m1_16 router; do
 done
 mv "$out/decode_final.log.tmp" "$out/decode_final.log"
 for name in "${names[@]}"; do rm -f "$out/$name.log"; done
+# Within the device's 8 files also after device_round.sh's build stage in the same call: past 8,
+# all but the summaries go into decode_final_files.tar.gz.
+bash "$root/scripts/pack_out.sh" "$out" decode_final_files.tar.gz summary.txt \
+  decode_final_summary.txt | tee -a "$summary"
 exit "$status"

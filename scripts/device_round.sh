@@ -32,14 +32,8 @@ note() {
 }
 # The device returns at most 8 files from $OUT: where the stages left more (build moe
 # moe-block-rows leaves 9), every file but the summary goes into round_files.tar.gz on the way
-# out, so none is dropped (tar -xzf round_files.tar.gz to read them).
-pack_out() {
-  local files=()
-  mapfile -t files < <(cd "$out" && find . -type f ! -path ./summary.txt | sed 's|^\./||' | sort)
-  [ $((${#files[@]} + 1)) -le 8 ] && return 0
-  (cd "$out" && tar -czf round_files.tar.gz "${files[@]}" && rm -f -- "${files[@]}") &&
-    note "packed ${#files[@]} files into round_files.tar.gz (the device returns 8)"
-}
+# out (scripts/pack_out.sh), so none is dropped.
+pack_out() { bash "$root/scripts/pack_out.sh" "$out" round_files.tar.gz summary.txt | tee -a "$summary"; }
 trap pack_out EXIT
 bench() { "$build/bench/sailfish_bench" "$@"; }
 # A stage's binary, or a note saying why the stage is skipped: a machine given back between calls

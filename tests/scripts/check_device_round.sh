@@ -240,6 +240,15 @@ if OUT=$work/c4n SAILFISH_BUILD_DIR=$work/nowhere bash "$root/scripts/device_dec
   fail "device_decode_final.sh without a build exited 0"
 fi
 grep -q '^no bench at' "$work/c4n.stdout" || fail "no reason given: $(cat "$work/c4n.stdout")"
+# After the build stage in the same call (9 files): all but the two summaries packed.
+round c5 build || fail "build exited $?"
+OUT=$work/c5 bash "$root/scripts/device_decode_final.sh" > "$work/c5.stdout" 2>&1 ||
+  fail "device_decode_final.sh after the build exited $?: $(cat "$work/c5.stdout")"
+returned "$work/c5" "build, then device_decode_final.sh"
+tar -tzf "$work/c5/decode_final_files.tar.gz" > "$work/c5.list"
+grep -qx auto_m1_64.json "$work/c5.list" && grep -qx build.log "$work/c5.list" &&
+  [ -f "$work/c5/summary.txt" ] && [ -f "$work/c5/decode_final_summary.txt" ] ||
+  fail "build, then device_decode_final.sh: $(ls "$work/c5"; cat "$work/c5.list")"
 mkdir -p "$work/nodev/bench"
 printf '#!/usr/bin/env bash\necho "no CUDA device"\nexit 2\n' > "$work/nodev/bench/sailfish_bench"
 chmod +x "$work/nodev/bench/sailfish_bench"
