@@ -101,6 +101,16 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   } else {
     f.grid = static_cast<int>(
         std::min<int64_t>(tiles * f.splits, int64_t(plan->sm_count) * ctas_per_sm(f.tokens)));
+    // Each CTA walks the units with a 32-bit cursor that steps by the grid (stream_k.h,
+    // WorkSchedule) and stops at the first value past the last unit: up to tiles x splits - 1 +
+    // grid, which the bound above leaves up to grid - 1 short (8 splits of 2^28 - 1 tiles: the
+    // cursor wrapped negative, passed the end test and ran negative units).
+    if (tiles * f.splits - 1 + f.grid > std::numeric_limits<int32_t>::max()) {
+      return unsupported("prefill: m = ", p.m, " with n = ", g.n, " has too many tiles (", tiles,
+                         ") for ", f.splits, " splits: ", tiles * f.splits, " work units and a ",
+                         "grid of ", f.grid, " CTAs pass the kernel's 32-bit work-unit cursor ",
+                         "(2^31 - 1); use fewer prefill_splits or tier dense");
+    }
   }
   const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
   const int deepest = max_stages(g.bits, f.tokens, zero_points);

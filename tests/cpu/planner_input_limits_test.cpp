@@ -20,6 +20,9 @@
 #include "matmul_nbits/convert.h"
 #include "moe/plan_moe.h"
 #include "moe_plan_helpers.h"
+#include "prefill/config.h"
+#include "prefill/launch.h"
+#include "prefill/stream_k.h"
 #include "sailfish/moe_gpu.h"
 
 namespace sailfish {
@@ -239,6 +242,60 @@ TEST(PlannerInputLimits, ForcedDecodeSplitsPastTheGridAreRefused) {
     ASSERT_TRUE(at_limit.ok()) << at_limit.to_string();
     EXPECT_EQ(plan.decode.splits, 65535);
   }
+}
+
+// The prefill kernel walks the split grid's work units with a 32-bit cursor (prefill/stream_k.h,
+// WorkSchedule: cursor_ = cta, then cursor_ += grid while cursor_ < tiles * splits), so the last
+// value it forms is the CTA's last unit plus the grid: up to tiles * splits - 1 + grid.
+// plan_prefill bounded tiles * max(splits, 8) by 2^31 - 1 and nothing more: at 8 splits and
+// 2^28 - 1 tiles (2^31 - 8 units) the grid's 264 CTAs took the cursor of most of its CTAs past
+// 2^31 - 1, and a wrapped (negative) cursor passes the `cursor_ >= end_` test, so the kernel went
+// on with negative units: negative strips, token tiles and split ranges, reads before the codes
+// and partials written out of bounds. Such a plan needs a 16 TiB partials workspace (2^31 units of
+// 16 x 128 floats), so no device could run it, but the plan was made; now it is refused.
+int64_t prefill_max_cursor(const Plan& plan) {
+  const PrefillPlan& f = plan.prefill;
+  const int64_t tiles = int64_t(f.n_tiles) * f.m_tiles;
+  return f.stream_k ? tiles * plan.problem.geometry.k_blocks  // cursor_ += run length, <= end_
+                    : tiles * f.splits - 1 + f.grid;
+}
+
+TEST(PlannerInputLimits, PrefillWorkUnitCursorPast32BitsIsRefused) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+  // 16-token tiles: 858993456 tokens make 53687091 token tiles; n = 640 makes 5 tiles of two
+  // strips: 268435455 = 2^28 - 1 tiles, 8 splits (k = 512: 8 k-blocks) 2^31 - 8 work units.
+  const auto plan_for = [&](int64_t m, int64_t n, int64_t splits, Plan* plan) {
+    *plan = Plan();
+    Problem& p = plan->problem;
+    EXPECT_TRUE(PackedGeometry::make(n, 512, 4, 128, &p.geometry).ok());
+    p.m = m;
+    p.act_dtype = p.scale_dtype = DType::kBF16;
+    plan->tier = Tier::kPrefill;
+    plan->sm_count = model.sm_count;
+    return prefill::plan_prefill(16, splits, std::nullopt, std::nullopt, plan);
+  };
+  Plan plan;
+  Status st = plan_for(858993456, 640, 8, &plan);
+  if (st.ok()) {
+    EXPECT_LE(prefill_max_cursor(plan), kInt32Max)
+        << plan.prefill.n_tiles << " x " << plan.prefill.m_tiles << " tiles, "
+        << plan.prefill.splits << " splits, grid " << plan.prefill.grid;
+  } else {
+    expect_error(st, StatusCode::kUnsupported, "32-bit");
+    EXPECT_NE(st.message().find("prefill_splits"), std::string::npos) << st.message();
+  }
+  // Up to where the cursor still fits the plan is made as before: 2^28 - 1 tiles at one split
+  // (the default depth; any depth up to 8 is refused past 2^28 - 1 tiles, as before), and at
+  // 8 splits the largest tile count whose cursor fits: 8 * tiles - 1 + 264 <= 2^31 - 1.
+  st = plan_for(858993456, 640, 1, &plan);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_LE(prefill_max_cursor(plan), kInt32Max);
+  const int64_t fits = (kInt32Max + 1 - int64_t(model.sm_count) * prefill::ctas_per_sm(16)) / 8;
+  st = plan_for((fits / 5) * 16, 640, 8, &plan);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(plan.prefill.splits, 8);
+  EXPECT_LE(prefill_max_cursor(plan), kInt32Max);
 }
 
 }  // namespace

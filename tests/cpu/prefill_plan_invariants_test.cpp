@@ -57,6 +57,11 @@ std::string broken_condition(const Plan& plan) {
       tiles * f.splits > std::numeric_limits<int32_t>::max()) {
     return "tokens or work units past 32 bits";
   }
+  // The split grid's work-unit cursor (stream_k.h, WorkSchedule) stops at its last unit plus the
+  // grid.
+  if (!f.stream_k && tiles * f.splits - 1 + f.grid > std::numeric_limits<int32_t>::max()) {
+    return "work-unit cursor past 32 bits";
+  }
   if (f.copy_activations != (p.act_order || g.k % 8 != 0)) return "activation copy";
   if (f.copy_activations &&
       plan.workspace_bytes < f.activation_offset + size_t(p.m) * size_t(g.k_pad) * 2) {
