@@ -366,6 +366,47 @@ TEST(DecodePlanModel, WideWarpsKeepTheClustersResident) {
   EXPECT_EQ(none.decode.warps, 4) << "no cluster resident, asked: " << launch_of(none);
 }
 
+// The opt-in Stream-K grid takes the deep stage count where its grid is at most one CTA an SM and
+// the deep plan keeps the same strips and cluster (launch.cu, choose_stream_k); where the deep
+// stages would change the grid, or a count is forced, it keeps four.
+TEST(DecodePlanModel, StreamKTakesDeepStagesOnlyWhereTheGridStays) {
+  const DecodeGpuModel model = h200();
+  const Problem o = problem_of(4096, 4096, 1);  // l3-8b.o: 64 strips, a grid of at most one wave
+  DecodeChoices sk;
+  sk.stream_k = true;
+  Plan deep;
+  ASSERT_TRUE(plan_on(model, o, sk, &deep).ok());
+  ASSERT_GT(deep.decode.stream_k_strips, 0) << launch_of(deep);
+  const int64_t ctas = (64 + deep.decode.stream_k_strips - 1) / deep.decode.stream_k_strips *
+                       deep.decode.splits;
+  ASSERT_LE(ctas, 132) << launch_of(deep);
+  EXPECT_EQ(deep.decode.warp_stages, decode::warp_split_deep_stages(1)) << launch_of(deep);
+
+  // The query says the deep instance holds no CTA an SM: no deep Stream-K plan, four stages.
+  Plan four;
+  four.problem = o;
+  DeviceQueries q = model.queries(four.problem);
+  const auto modelled = q.ctas_per_sm;
+  q.ctas_per_sm = [modelled](const DecodePlan& d, int* ctas_per_sm) {
+    if (d.stream_k_strips > 0 && d.warp_stages > decode::kStages) {
+      *ctas_per_sm = 0;
+      return Status();
+    }
+    return modelled(d, ctas_per_sm);
+  };
+  ASSERT_TRUE(plan_with(q, four.problem, sk, &four).ok());
+  ASSERT_GT(four.decode.stream_k_strips, 0) << launch_of(four);
+  EXPECT_EQ(four.decode.warp_stages, decode::kStages) << launch_of(four);
+
+  // A forced count is kept.
+  DecodeChoices forced = sk;
+  forced.warp_stages = decode::kStages;
+  Plan kept;
+  ASSERT_TRUE(plan_on(model, o, forced, &kept).ok());
+  ASSERT_GT(kept.decode.stream_k_strips, 0) << launch_of(kept);
+  EXPECT_EQ(kept.decode.warp_stages, decode::kStages) << launch_of(kept);
+}
+
 // A failing query is the plan's error, not a plan made on a wrong count.
 TEST(DecodePlanModel, AQueryFailureIsReturned) {
   const DecodeGpuModel model = h200();
