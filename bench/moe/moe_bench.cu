@@ -121,18 +121,14 @@ bool parse(int argc, char** argv, Args* a) {
 struct ExpertCopies {
   DeviceBuffer buffer;
   std::vector<DeviceExperts> views;
-  size_t set_bytes = 0;     // codes + scales of one set
-  size_t expert_bytes = 0;  // codes + scales of one expert
 };
 
 Status make_experts(const PackedGeometry& g, int experts, int copies, DType dtype, uint64_t seed,
                     cudaStream_t stream, ExpertCopies* out) {
   const size_t codes = static_cast<size_t>(g.code_bytes()) * experts;
   const size_t scales = static_cast<size_t>(g.scale_rows * g.n_pad) * 2 * experts;
-  const size_t set = (codes + scales + 255) / 256 * 256;
+  const size_t set = moe_set_stride_bytes(g, experts);
   SF_RETURN_IF_ERROR(out->buffer.allocate(set * copies));
-  out->set_bytes = codes + scales;
-  out->expert_bytes = out->set_bytes / experts;
   out->views.clear();
   for (int c = 0; c < copies; ++c) {
     char* base = out->buffer.as<char>() + c * set;
@@ -218,13 +214,12 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   }
   // Cold weights: whole expert sets, as many as it takes for the experts a call reads (the
   // touched ones, not the whole set) to exceed 3x the L2 between two uses of a copy.
-  const size_t set_bytes = moe_expert_bytes(g) * static_cast<size_t>(layer.experts);
   const size_t touched_bytes = touched.size() * moe_expert_bytes(g);
   size_t budget = 0;
   SF_RETURN_IF_ERROR(memory_budget(&budget));
   const MoeRotation rotation =
-      moe_rotation(touched_bytes, (set_bytes + 255) / 256 * 256, args.l2_bytes, kColdFactor,
-                   budget, args.launches);
+      moe_rotation(touched_bytes, moe_set_stride_bytes(g, layer.experts), args.l2_bytes,
+                   kColdFactor, budget, args.launches);
   note_short_rotation("sailfish", layer, gate_up, tokens, rotation);
   const int copies = rotation.copies;
   ExpertCopies experts;

@@ -18,6 +18,12 @@ inline size_t moe_expert_bytes(const PackedGeometry& g) {
   return static_cast<size_t>(g.code_bytes() + g.scale_rows * g.n_pad * 2);
 }
 
+// One copy of the whole expert set as make_experts lays it out: every expert's codes, then every
+// expert's scales, the copy padded to 256 bytes.
+inline size_t moe_set_stride_bytes(const PackedGeometry& g, int experts) {
+  return (moe_expert_bytes(g) * static_cast<size_t>(experts) + 255) / 256 * 256;
+}
+
 struct MoeRotation {
   int copies = 1;       // expert sets allocated and rotated
   int launches = 1;     // calls per graph: whole rotations, at least the requested count
