@@ -158,16 +158,21 @@ TEST(HostInputLimits, GptqKNearInt64MaxIsRefusedWithoutOverflow) {
 
 // ---- packed zero points -------------------------------------------------------------------------
 
-PackedWeight packed_integer_weight() {
-  std::mt19937_64 rng(testing::test_seed() + 9101);
+// A random 64-row weight of groups of 32 with the given zero points, packed.
+PackedWeight packed_weight(ZeroPointKind zero_kind, int64_t k, DType scale_dtype, uint64_t salt) {
+  std::mt19937_64 rng(testing::test_seed() + salt);
   testing::RandomWeightSpec spec;
   spec.n = 64;
-  spec.k = 128;
+  spec.k = k;
   spec.group_size = 32;
-  spec.zero_kind = ZeroPointKind::kInteger;
+  spec.zero_kind = zero_kind;
   PackedWeight p;
-  EXPECT_TRUE(pack(testing::random_weight(rng, spec), DType::kBF16, &p).ok());
+  EXPECT_TRUE(pack(testing::random_weight(rng, spec), scale_dtype, &p).ok());
   return p;
+}
+
+PackedWeight packed_integer_weight() {
+  return packed_weight(ZeroPointKind::kInteger, 128, DType::kBF16, 9101);
 }
 
 // Integer zero points are stored as float32; unpack() casts them back to uint8 codes. A value that
@@ -187,14 +192,8 @@ TEST(HostInputLimits, PackedIntegerZeroPointThatIsNotACodeIsRefused) {
 
 // Every zero point must be finite, float ones included.
 TEST(HostInputLimits, PackedFloatZeroPointMustBeFinite) {
-  std::mt19937_64 rng(testing::test_seed() + 9102);
-  testing::RandomWeightSpec spec;
-  spec.n = 64;
-  spec.k = 64;
-  spec.group_size = 32;
-  spec.zero_kind = ZeroPointKind::kFloat;
-  PackedWeight p;
-  ASSERT_TRUE(pack(testing::random_weight(rng, spec), DType::kF16, &p).ok());
+  PackedWeight p = packed_weight(ZeroPointKind::kFloat, 64, DType::kF16, 9102);
+  ASSERT_FALSE(p.zero_points.empty());
   p.zero_points[3] = std::numeric_limits<float>::infinity();
   expect_error(validate(p), "zero point");
 }
