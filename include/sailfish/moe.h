@@ -55,9 +55,15 @@ constexpr int kMoeBlockRowChoices[] = {8, 16, 32};
 bool is_supported_moe_block_rows(int block_rows);
 
 // The default block size for `choices` routed rows over `local_experts` experts: the smallest of
-// 8, 16, 32 that holds an expert's average rows (the experts that can get any), else 32. Not yet
-// measured against the other sizes (docs/MOE.md).
-int moe_block_rows_for(int64_t choices, int local_experts);
+// 8, 16, 32 that holds an expert's average rows (the experts that can get any), else 32; except
+// that an expert of at least kMoeWideBlockExpertBytes of weight codes (`expert_code_bytes`, 0 when
+// unknown) whose average rounds up to 8 rows takes 16. At that average a uniform routing puts
+// more than 8 rows on about 40% of the experts, and each 8-row block past an expert's first streams
+// its weight again; a large expert's second stream costs more than the 16-row block's extra
+// arithmetic, a small one's less (docs/perf/moe.md, "v4": 0.77-1.03x the 8-row time on
+// DeepSeek-V3, gpt-oss and Mixtral, H100 and H200; Qwen3's 0.75-1.5 MiB experts 1.04-1.12x).
+constexpr int64_t kMoeWideBlockExpertBytes = int64_t{4} << 20;
+int moe_block_rows_for(int64_t choices, int local_experts, int64_t expert_code_bytes = 0);
 
 // The blocks an even routing fills: min(R, E) experts with ceil(R / min(R, E)) rows each, in
 // blocks of block_rows (R choices, E local experts). Plans size the split-K depth by it, since the

@@ -11,8 +11,9 @@ block size this prints, exactly (no sampling):
   - passes: blocks over the experts touched, how many times each touched expert's weight is
     streamed on average (the bench's floor streams it once);
   - tiles: blocks x 8-token tiles a block, the mma work in token tiles.
-`rule` is plan_moe's choice (moe_block_rows_for: the smallest block that holds the average rows
-of a filled expert). `issue-bound` is the block size a candidate rule would take: the fewest
+`rule` is plan_moe's choice for an expert of unknown size (moe_block_rows_for: the smallest block
+that holds the average rows of a filled expert; a projection of 4 MiB or more takes 16 at 8
+rows). `issue-bound` is the block size a candidate rule would take: the fewest
 blocks x main-loop instructions a block of the MoE kernel instance (bf16 int4, symmetric, from
 tests/sass/loop_budget.json: 1, 2 and 4 token tiles), the cost if the loop's issue bounds the
 time; `passes` alone is the cost if DRAM does. The block-rows probe
@@ -52,7 +53,8 @@ def loop_instructions(path):
 
 
 def rule_block_rows(choices, experts):
-    """moe_block_rows_for (src/moe/moe_routing.cpp)."""
+    """moe_block_rows_for (src/moe/moe_routing.cpp) with the expert's size unknown: this table is
+    per layer, and the rule's large-expert case (16 rows at 8 average rows) is per projection."""
     filled = min(choices, experts)
     rows = -(-choices // filled)
     return next((b for b in BLOCK_ROWS if rows <= b), BLOCK_ROWS[-1])

@@ -108,8 +108,8 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   if (out == nullptr) return invalid_argument("plan_moe: out is null");
   SF_RETURN_IF_ERROR(validate(problem));
   const int64_t choices = problem.tokens * problem.top_k;
-  const int block_rows =
-      options.block_rows.value_or(moe_block_rows_for(choices, problem.local_experts));
+  const int block_rows = options.block_rows.value_or(
+      moe_block_rows_for(choices, problem.local_experts, problem.geometry.code_bytes()));
   if (!is_supported_moe_block_rows(block_rows)) {
     return invalid_argument("plan_moe: block_rows is ", block_rows, "; accepted: 8, 16 or 32");
   }
@@ -244,9 +244,12 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   plan.gathered_offset = align_up(plan.align.bytes, 256);
   plan.products_offset = align_up(plan.gathered_offset + gathered_bytes, 256);
   plan.workspace_bytes = align_up(plan.products_offset + products_bytes, 256);
+  const char* block_rows_why = options.block_rows ? "forced"
+                               : block_rows == moe_block_rows_for(choices, problem.local_experts)
+                                   ? "average rows an expert"
+                                   : "8 average rows on a large expert";
   plan.reason = ::sailfish::detail::concat(
-      "moe: blocks of ", block_rows, " rows (",
-      options.block_rows ? "forced" : "average rows an expert", "), up to ", plan.align.max_blocks,
+      "moe: blocks of ", block_rows, " rows (", block_rows_why, "), up to ", plan.align.max_blocks,
       " blocks, ", splits, " split", splits > 1 ? "s (cluster)" : "", ", ", ctas_per_sm,
       " CTAs an SM, align ", plan.self_align ? "in the GEMM" : "kernel", ", gather ",
       plan.fused_gather ? "fused" : "kernel", ", combine ",

@@ -179,11 +179,52 @@ TEST(MoePlan, DefaultBlockRowsFollowTheRowsAnExpert) {
   EXPECT_EQ(moe_block_rows_for(65, 8), 16);
   EXPECT_EQ(moe_block_rows_for(256, 8), 32);
   EXPECT_EQ(moe_block_rows_for(100000, 8), 32);  // past 32 rows an expert: still 32
+  // A large expert (kMoeWideBlockExpertBytes of codes or more) at 8 average rows takes 16; below
+  // that size, at 7 rows or at 9 (already 16), the rule is the plain one.
+  constexpr int64_t kLarge = kMoeWideBlockExpertBytes;
+  EXPECT_EQ(moe_block_rows_for(2048, 256, kLarge), 16);  // DeepSeek-V3, 256 tokens: 8 rows
+  EXPECT_EQ(moe_block_rows_for(1793, 256, kLarge), 16);  // 7.004: ceil 8
+  EXPECT_EQ(moe_block_rows_for(1792, 256, kLarge), 8);   // 7 rows
+  EXPECT_EQ(moe_block_rows_for(2048, 256, kLarge - 1), 8);
+  EXPECT_EQ(moe_block_rows_for(2048, 256), 8);  // size unknown
+  EXPECT_EQ(moe_block_rows_for(2049, 256, kLarge), 16);
+  EXPECT_EQ(moe_block_rows_for(256, 8, kLarge), 32);
+  EXPECT_EQ(moe_block_rows_for(8, 128, kLarge), 8);
   EXPECT_EQ(moe_expected_blocks(8, 128, 8), 8);
   EXPECT_EQ(moe_expected_blocks(64, 8, 8), 8);
   EXPECT_EQ(moe_expected_blocks(65, 8, 16), 8);
   EXPECT_EQ(moe_expected_blocks(256, 8, 16), 16);
   EXPECT_EQ(moe_expected_blocks(0, 8, 16), 0);
+}
+
+// plan_moe passes the expert's code bytes to the rule: the block-rows probe's layers at 8 average
+// rows (docs/perf/moe.md) take 16-row blocks where an expert is large, 8 where small.
+TEST(MoePlan, LargeExpertsAtEightRowsTakeSixteenRowBlocks) {
+  const DecodeGpuModel model = DecodeGpuModel::h200(SAILFISH_DECODE_REGISTERS_JSON);
+  struct Case {
+    const char* layer;
+    int64_t tokens, n, k;
+    int bits, top_k, experts, block_rows;
+  } cases[] = {
+      {"deepseek-v3 gate_up (14 MiB)", 256, 4096, 7168, 4, 8, 256, 16},
+      {"deepseek-v3 down (7 MiB)", 256, 7168, 2048, 4, 8, 256, 16},
+      {"deepseek-v3 down, 7 rows", 224, 7168, 2048, 4, 8, 256, 8},
+      {"mixtral-8x7b gate_up (56 MiB)", 32, 28672, 4096, 4, 2, 8, 16},
+      {"gpt-oss-120b down (3.96 MiB)", 256, 2880, 2880, 4, 4, 128, 8},
+      {"gpt-oss-120b down int8 (7.9 MiB)", 256, 2880, 2880, 8, 4, 128, 16},
+      {"qwen3-30b-a3b gate_up (1.5 MiB)", 128, 1536, 2048, 4, 8, 128, 8},
+  };
+  for (const Case& c : cases) {
+    const MoeProblem p =
+        moe_problem(c.tokens, c.top_k, c.experts, c.experts, c.n, c.k, c.bits, ZeroPointKind::kNone,
+                    DType::kBF16, {MoeInput::kToken, MoeOutput::kChoice, false});
+    MoePlan plan;
+    ASSERT_TRUE(plan_on_model(model, p, {}, &plan).ok()) << c.layer;
+    EXPECT_EQ(plan.block_rows, c.block_rows) << c.layer << ": " << plan.reason;
+    const bool widened = c.block_rows == 16;
+    EXPECT_EQ(plan.reason.find("8 average rows on a large expert") != std::string::npos, widened)
+        << c.layer << ": " << plan.reason;
+  }
 }
 
 TEST(MoePlan, RandomProblemsGetPlansTheLauncherCanRun) {
