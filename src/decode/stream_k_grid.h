@@ -90,6 +90,7 @@ StreamKPlan stream_k_plan(int64_t n_blocks, int64_t m_groups, int64_t k_blocks, 
       if (ctas > int64_t(sm_count) * ctas_per_sm) continue;
       const int64_t cta_blocks = (units + c - 1) / c;
       const int64_t cost = busiest_sm_blocks(ctas, cta_blocks, sm_count);
+      // A full tie keeps the first tried, the smallest cluster: its reduction sums the fewest runs.
       if (best.strips != 0 &&
           (cost > best_cost || (cost == best_cost && cta_blocks >= best_cta_blocks))) {
         continue;

@@ -84,7 +84,8 @@ TEST(DecodeConfig, StreamKPlanEvensOutTheBusiestSm) {
   p = stream_k_plan(128, 1, 128, 132, 4, kStreamKMaxStrips, 0, fits);  // the most strips there are
   EXPECT_EQ(p.strips, kStreamKMaxStrips);
   // Every cluster must be resident at once: l3-8b.qkv's 32 clusters of eight where only 31 are
-  // leaves three strips a cluster of four (also 48 blocks on the busiest SM).
+  // leaves three strips a cluster of four (also 48 blocks on the busiest SM, in CTAs of 48 blocks,
+  // a full tie with six strips a cluster of eight that the smaller cluster keeps).
   p = stream_k_plan(96, 1, 64, 132, 5, 0, 0, [](int size) { return size == 8 ? 31 : 1000; });
   EXPECT_EQ(p.strips, 3);
   EXPECT_EQ(p.cluster, 4);
@@ -121,6 +122,46 @@ TEST(DecodeConfig, StreamKPlanEvensOutTheBusiestSm) {
       }
     }
   }
+}
+
+// Candidates that tie on the busiest SM and on the CTA length are the same grid to the cost model;
+// the smallest cluster, tried first, keeps the tie (its reduction sums the fewest runs, 4 C).
+// l3-8b.o (64 strips of 64 k-blocks) at 3 CTAs an SM has four such grids of 32-block CTAs, one
+// on each busy SM: one strip in clusters of two, two in four, three in six (132 CTAs), four in
+// eight. A `<=` for `<` on the CTA length, or the cluster sizes tried largest first, gives S = 4,
+// C = 8.
+TEST(DecodeConfig, StreamKPlanFullTieGoesToTheSmallestCluster) {
+  const auto fits = [](int) { return 1000; };
+  const StreamKPlan p = stream_k_plan(64, 1, 64, 132, 3, 0, 0, fits);
+  EXPECT_EQ(p.strips, 1);
+  EXPECT_EQ(p.cluster, 2);
+  for (int s = 1; s <= 4; ++s) {
+    const int c = 2 * s;
+    const StreamKPlan tied = stream_k_plan(64, 1, 64, 132, 3, s, c, fits);
+    ASSERT_EQ(tied.strips, s);
+    ASSERT_EQ(tied.cluster, c);
+    const int64_t ctas = (64 + s - 1) / s * c;
+    EXPECT_EQ((s * 64 + c - 1) / c, 32) << "S = " << s;
+    EXPECT_EQ(busiest_sm_blocks(ctas, 32, 132), 32) << "S = " << s;
+  }
+}
+
+// The plan's limits are inclusive where the kernel allows it: a grid of exactly one CTA a slot,
+// and runs of exactly kWarpSplitMinBlocksPerSplit / kWarpSplitWarps blocks, still fit.
+TEST(DecodeConfig, StreamKPlanLimitsAreInclusive) {
+  const auto fits = [](int) { return 1000; };
+  // 66 strips, one a cluster of two: 132 CTAs fill the 132 slots of one CTA an SM; 67 need 134.
+  StreamKPlan p = stream_k_plan(66, 1, 64, 132, 1, 1, 2, fits);
+  EXPECT_EQ(p.strips, 1);
+  EXPECT_EQ(p.cluster, 2);
+  p = stream_k_plan(67, 1, 64, 132, 1, 1, 2, fits);
+  EXPECT_EQ(p.strips, 0);
+  // 48 units on 2 CTAs: 8 runs of 6 blocks. 47 units leave some runs 5.
+  p = stream_k_plan(4, 1, 48, 132, 5, 1, 2, fits);
+  EXPECT_EQ(p.strips, 1);
+  EXPECT_EQ(p.cluster, 2);
+  p = stream_k_plan(4, 1, 47, 132, 5, 1, 2, fits);
+  EXPECT_EQ(p.strips, 0);
 }
 
 }  // namespace
