@@ -205,6 +205,7 @@ SF_HOST_DEVICE constexpr TileChoice choose_tiles(int64_t n_tiles, int64_t m, int
     for (int splits = 1; splits <= kMaxSplits; ++splits) {
       if (splits > 1 && k_blocks / splits < kMinBlocksPerSplit) break;
       const double ns = estimate_ns(n_tiles, m, n_pad, k_blocks, sm_count, tokens, splits);
+      // Ties keep the first tried: the narrower tile, which pads M to no more rows of zeros.
       if (best.tokens == 0 || ns < best_ns) {
         best_ns = ns;
         best = TileChoice{tokens, splits};

@@ -126,6 +126,37 @@ TEST(PrefillConfig, TileChoiceStaysInBounds) {
   }
 }
 
+// Two tilings can be estimated exactly alike; the narrower tile, tried first, keeps the tie (it
+// pads M to no more rows of zeros). N 1024, K 2304, M 96 on the H200: 8 splits of three 32-token
+// tiles and 6 of one 128-token tile each run one wave of 3000 ns (5 x 600, 6 x 500) and write
+// the partials of 768 padded rows, and nothing is cheaper. A `<=` for `<`, or the widths tried
+// widest first, picks 128 tokens.
+TEST(PrefillConfig, TileChoiceTieGoesToTheNarrowerTile) {
+  const int64_t n_tiles = 8, m = 96, n_pad = 1024, k_blocks = 36;
+  const double tied = estimate_ns(n_tiles, m, n_pad, k_blocks, 132, 32, 8);
+  ASSERT_EQ(tied, estimate_ns(n_tiles, m, n_pad, k_blocks, 132, 128, 6));
+  for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
+    if (tokens > kMinTokens && m <= tokens / 2) continue;
+    for (int splits = 1; splits <= kMaxSplits; ++splits) {
+      if (splits > 1 && k_blocks / splits < kMinBlocksPerSplit) break;
+      EXPECT_GE(estimate_ns(n_tiles, m, n_pad, k_blocks, 132, tokens, splits), tied)
+          << tokens << " tokens, " << splits << " splits";
+    }
+  }
+  const TileChoice c = choose_tiles(n_tiles, m, n_pad, k_blocks, 132);
+  EXPECT_EQ(c.tokens, 32);
+  EXPECT_EQ(c.splits, 8);
+}
+
+// The split limits are inclusive: splits of kMinBlocksPerSplit k-blocks (k_blocks / splits, as
+// the model rounds), and kMaxSplits of them, are allowed. One 16-token tile (one CTA on 132 SMs)
+// takes every split it may have.
+TEST(PrefillConfig, TileChoiceSplitLimitsAreInclusive) {
+  EXPECT_EQ(choose_tiles(1, 16, 128, 8, 132).splits, 2);  // 8 / 2 = 4 k-blocks a split
+  EXPECT_EQ(choose_tiles(1, 16, 128, 7, 132).splits, 1);  // 7 / 2 = 3
+  EXPECT_EQ(choose_tiles(1, 16, 128, 64, 132).splits, kMaxSplits);
+}
+
 TEST(PrefillConfig, StagesFitAndStayAligned) {
   for (int bits : {4, 8}) {
     for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
