@@ -17,18 +17,11 @@
 namespace sailfish {
 namespace {
 
-using testing::as_bytes;
 using testing::create_op;
 using testing::DeviceBuffer;
-using testing::from_bytes;
 using testing::is_tuned;
 using testing::make_node;
-using testing::matches_reference;
 using testing::Node;
-using testing::random_values;
-using testing::RandomWeightSpec;
-using testing::run_once;
-using testing::RunOutput;
 using testing::views;
 
 TEST(MatMulNBitsOp, BadConstructionIsRefused) {

@@ -37,19 +37,15 @@
 namespace sailfish {
 namespace {
 
-using testing::as_bytes;
 using testing::create_op;
 using testing::DeviceBuffer;
-using testing::from_bytes;
 using testing::is_tuned;
 using testing::make_node;
 using testing::matches_reference;
 using testing::Node;
 using testing::random_values;
-using testing::RandomWeightSpec;
 using testing::run_once;
 using testing::RunOutput;
-using testing::views;
 
 // Activation dtype and accuracy_level: fp16, bf16, fp32 (bf16 compute), fp32 (fp16 compute).
 struct AMode {
