@@ -71,10 +71,7 @@ struct MatMulNBitsTensors {
   std::vector<float> zero_points_typed;     // kFloat
   std::vector<int32_t> g_idx;
 
-  // ceil(k / block_size), written so that k near INT64_MAX does not overflow.
-  int64_t k_blocks() const {
-    return block_size > 0 ? k / block_size + (k % block_size > 0 ? 1 : 0) : 0;
-  }
+  int64_t k_blocks() const { return block_size > 0 ? ceil_div(k, block_size) : 0; }
   int64_t blob_bytes() const { return int64_t(block_size) * bits / 8; }
   int64_t packed_zero_bytes_per_row() const { return (k_blocks() * bits + 7) / 8; }
 };

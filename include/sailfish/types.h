@@ -21,6 +21,10 @@ constexpr int kChannelwise = -1;
 enum class ZeroPointKind : int { kNone = 0, kInteger = 1, kFloat = 2 };
 const char* zero_point_kind_name(ZeroPointKind kind);
 
+// ceil(a / b) for a >= 0 and b > 0, without forming a + b - 1, which overflows for a near
+// INT64_MAX (sizes taken from a caller's attributes before they are checked).
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
 // The code bias of a bit width: the zero point of a symmetric weight, 8 for int4, 128 for int8.
 constexpr int code_bias(int bits) { return 1 << (bits - 1); }
 

@@ -83,7 +83,7 @@ Status act_order_permutation(const std::vector<int32_t>& g_idx, int64_t k, int64
     return invalid_argument("act_order_permutation: group_rows is ", group_rows,
                             "; accepted: >= 1");
   }
-  const int64_t needed_groups = k / group_rows + (k % group_rows > 0 ? 1 : 0);
+  const int64_t needed_groups = ceil_div(k, group_rows);
   if (num_groups < 0 || num_groups > needed_groups + 1) {
     return invalid_argument("act_order_permutation: num_groups is ", num_groups, "; k = ", k,
                             " in groups of ", group_rows, " rows makes ", needed_groups,

@@ -19,8 +19,7 @@ int64_t QuantizedWeight::effective_group_size() const {
 int64_t QuantizedWeight::num_groups() const {
   if (group_size == kChannelwise) return 1;
   if (group_size <= 0) return 0;
-  // ceil(k / group_size) without forming k + group_size - 1, which overflows for k near INT64_MAX.
-  return k / group_size + (k % group_size > 0 ? 1 : 0);
+  return ceil_div(k, group_size);
 }
 
 double QuantizedWeight::zero_point(int64_t g, int64_t nn) const {
