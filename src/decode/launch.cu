@@ -390,10 +390,9 @@ Status plan_decode(const DecodeChoices& choices, const DeviceQueries& q, Plan* p
   // A forced depth is capped at the k-blocks, and its splits are the grid's y dimension, which
   // CUDA caps at 65535: a weight of more k-blocks (k past 4194240) could be forced past it into a
   // plan whose every launch fails.
-  constexpr int64_t kMaxGridY = 65535;
-  if (forced_splits.has_value() && std::min<int64_t>(*forced_splits, g.k_blocks) > kMaxGridY) {
-    return invalid_argument("decode_splits is ", *forced_splits, " and the weight has ",
-                            g.k_blocks, " k-blocks; the decode grid holds 1 to ", kMaxGridY,
+  if (forced_splits.has_value() && std::min<int64_t>(*forced_splits, g.k_blocks) > kMaxGridYZ) {
+    return invalid_argument("decode_splits is ", *forced_splits, " and the weight has ", g.k_blocks,
+                            " k-blocks; the decode grid holds 1 to ", kMaxGridYZ,
                             " splits (CUDA's grid y dimension)");
   }
   DecodePlan d;

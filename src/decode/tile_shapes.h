@@ -51,9 +51,12 @@ constexpr int kMetaStageBytes = 3 * kMetaPartBytes;
 // Tokens per mma (the n8 of m16n8k16) and the token-tile counts compiled.
 constexpr int kTokensPerTile = 8;
 constexpr int kMaxTokenTiles = 8;  // 64 tokens per CTA
-// The most tokens one launch serves: its CTAs along M are the grid's z dimension, at most 65535,
-// of 64 tokens each (plan_decode refuses more).
-constexpr int64_t kDecodeMaxM = int64_t(65535) * kMaxTokenTiles * kTokensPerTile;
+// CUDA's limit on a grid's y and z dimensions: the decode grid's splits (y) and CTAs along M (z),
+// the MoE expert GEMM's blocks (z).
+constexpr int64_t kMaxGridYZ = 65535;
+// The most tokens one launch serves: its CTAs along M are the grid's z dimension, at most
+// kMaxGridYZ, of 64 tokens each (plan_decode refuses more).
+constexpr int64_t kDecodeMaxM = kMaxGridYZ * kMaxTokenTiles * kTokensPerTile;
 
 SF_HOST_DEVICE constexpr int weight_stage_bytes(int bits) { return 64 * 64 * bits / 8; }
 SF_HOST_DEVICE constexpr int activation_stage_bytes(int token_tiles) {

@@ -123,10 +123,9 @@ Status plan_moe(const MoeProblem& problem, const decode::DeviceQueries& q, int d
   plan.block_rows = block_rows;
   SF_RETURN_IF_ERROR(MoeAlignLayout::make(problem.tokens, problem.top_k, problem.local_experts,
                                           block_rows, &plan.align));
-  constexpr int64_t kMaxGridZ = 65535;
-  if (plan.align.max_blocks > kMaxGridZ) {
+  if (plan.align.max_blocks > decode::kMaxGridYZ) {
     return unsupported("plan_moe: up to ", plan.align.max_blocks, " blocks of ", block_rows,
-                       " rows; the expert GEMM's grid takes at most ", kMaxGridZ,
+                       " rows; the expert GEMM's grid takes at most ", decode::kMaxGridYZ,
                        " (fewer tokens a call, or larger blocks)");
   }
   const PackedGeometry& g = problem.geometry;
