@@ -2,6 +2,7 @@
 // size, act-order, bias, both activation types, every token-tile regime and all three epilogues.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <tuple>
 #include <vector>
 
@@ -173,18 +174,25 @@ TEST(DecodeClusterEpilogue, PushFormBitwiseEqualToBarrierForm) {
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
       for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(17)}) {
-        for (int splits : {2, 3, 5, 7, 8}) {
-          GemmCase push = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
-          push.options.decode_splits = splits;
-          push.options.decode_cluster_push = true;
-          GemmCase barrier = push;
-          barrier.options.decode_cluster_push = false;
-          GemmCase reduce = barrier;
-          reduce.options.decode_cluster_reduce = false;
-          const uint64_t seed = rng();
-          const auto a = testing::run_and_check(push, seed);
-          const auto b = testing::run_and_check(barrier, seed);
-          const auto c = testing::run_and_check(reduce, seed);
+        // Every depth's three forms on the same inputs: one host reference for the fifteen runs.
+        const int split_counts[] = {2, 3, 5, 7, 8};
+        const GemmCase base = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
+        std::vector<Options> variants;
+        for (int splits : split_counts) {
+          Options push = base.options;
+          push.decode_splits = splits;
+          push.decode_cluster_push = true;
+          Options barrier = push;
+          barrier.decode_cluster_push = false;
+          Options reduce = barrier;
+          reduce.decode_cluster_reduce = false;
+          variants.insert(variants.end(), {push, barrier, reduce});
+        }
+        const auto results = testing::run_and_check_variants(base, variants, rng());
+        for (size_t i = 0; i < std::size(split_counts); ++i) {
+          const auto& a = results[3 * i];
+          const auto& b = results[3 * i + 1];
+          const auto& c = results[3 * i + 2];
           const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
                                     " k=" + std::to_string(shape[1]) + " m=" +
                                     std::to_string(m) + " splits=" + std::to_string(a.splits);

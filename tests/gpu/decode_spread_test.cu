@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <vector>
 
 #include "decode/config.h"
 #include "decode_test_helpers.h"
@@ -38,25 +39,34 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
       for (int64_t m : {int64_t(1), int64_t(9), int64_t(16), int64_t(24), int64_t(32)}) {
+        // Each variant unpadded and padded, all on the same inputs: one host reference a (shape,
+        // M).
+        const GemmCase base = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
+        std::vector<int> variants_run;
+        std::vector<Options> options;
         for (int variant = 0; variant < 3; ++variant) {
-          GemmCase base = testing::gemm_case(w, dtype, m, m % 2 == 1, decode_options());
+          Options unpadded = base.options;
           if (variant == 1) {
             if (!device_has_clusters()) continue;
-            base.options.decode_splits = 2;
+            unpadded.decode_splits = 2;
           }
           if (variant == 2) {
             if (!device_has_clusters() || f.bits != 4 || m > 16) continue;
-            base.options.decode_stream_k = true;
+            unpadded.decode_stream_k = true;
           }
-          base.options.decode_spread = false;
-          GemmCase spread = base;
-          spread.options.decode_spread = true;
-          const uint64_t seed = rng();
-          const auto a = testing::run_and_check(base, seed);
-          const auto b = testing::run_and_check(spread, seed);
+          unpadded.decode_spread = false;
+          Options padded_options = unpadded;
+          padded_options.decode_spread = true;
+          variants_run.push_back(variant);
+          options.insert(options.end(), {unpadded, padded_options});
+        }
+        const auto results = testing::run_and_check_variants(base, options, rng());
+        for (size_t i = 0; i < variants_run.size(); ++i) {
+          const auto& a = results[2 * i];
+          const auto& b = results[2 * i + 1];
           const std::string where = std::string(f.name) + " n=" + std::to_string(shape[0]) +
-                                    " k=" + std::to_string(shape[1]) + " m=" +
-                                    std::to_string(m) + " variant=" + std::to_string(variant);
+                                    " k=" + std::to_string(shape[1]) + " m=" + std::to_string(m) +
+                                    " variant=" + std::to_string(variants_run[i]);
           ASSERT_TRUE(a.ok) << where << ": " << a.message;
           ASSERT_TRUE(b.ok) << where << ": " << b.message;
           EXPECT_EQ(a.spread_ctas, 0) << where;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/parallel_rows.h"
 #include "gpu_test_helpers.h"
 #include "sailfish/quantize.h"
 #include "sailfish/reference.h"
@@ -39,63 +40,88 @@ GemmCheckResult failure(const std::string& what, cudaError_t err) {
 std::vector<double> plain_implementation(const std::vector<double>& a, int64_t m,
                                          const QuantizedWeight& w, const std::vector<double>& bias,
                                          DType dtype) {
-  std::vector<float> wq(static_cast<size_t>(w.n * w.k));
-  for (int64_t nn = 0; nn < w.n; ++nn) {
-    for (int64_t kk = 0; kk < w.k; ++kk) {
-      wq[static_cast<size_t>(nn * w.k + kk)] =
-          round_to_dtype(static_cast<float>(w.dequantized(nn, kk)), dtype);
-    }
-  }
   std::vector<double> y(static_cast<size_t>(m * w.n));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t nn = 0; nn < w.n; ++nn) {
-      float acc = 0.0f;
+  // A weight row at a time, the rows over threads (as reference_gemm): the same sums in the same
+  // order whatever the thread count.
+  detail::parallel_rows(w.n, m * w.k, [&](int64_t row_begin, int64_t row_end) {
+    std::vector<float> wq(static_cast<size_t>(w.k));
+    for (int64_t nn = row_begin; nn < row_end; ++nn) {
       for (int64_t kk = 0; kk < w.k; ++kk) {
-        acc += static_cast<float>(a[static_cast<size_t>(i * w.k + kk)]) *
-               wq[static_cast<size_t>(nn * w.k + kk)];
+        wq[static_cast<size_t>(kk)] =
+            round_to_dtype(static_cast<float>(w.dequantized(nn, kk)), dtype);
       }
-      if (!bias.empty()) acc += static_cast<float>(bias[static_cast<size_t>(nn)]);
-      y[static_cast<size_t>(i * w.n + nn)] = round_to_dtype(acc, dtype);
+      for (int64_t i = 0; i < m; ++i) {
+        float acc = 0.0f;
+        for (int64_t kk = 0; kk < w.k; ++kk) {
+          acc += static_cast<float>(a[static_cast<size_t>(i * w.k + kk)]) *
+                 wq[static_cast<size_t>(kk)];
+        }
+        if (!bias.empty()) acc += static_cast<float>(bias[static_cast<size_t>(nn)]);
+        y[static_cast<size_t>(i * w.n + nn)] = round_to_dtype(acc, dtype);
+      }
     }
-  }
+  });
   return y;
 }
 
-}  // namespace
+// What every variant of one case shares: activations and bias drawn from the seed, the float64
+// reference and the plain implementation on them, the uploaded weight and a context.
+struct SharedInputs {
+  std::vector<uint16_t> a_bits, bias_bits;
+  std::vector<double> a, bias;
+  std::vector<double> reference, plain;
+  DeviceWeightStorage storage;
+  std::unique_ptr<Context> context;
+};
 
-GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
+GemmCheckResult prepare(const GemmCase& c, uint64_t seed, SharedInputs* in) {
   const QuantizedWeight& w = c.weight;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
 
   // Activations and bias, exactly representable in the activation type.
-  std::vector<uint16_t> a_bits(static_cast<size_t>(c.m * w.k)), bias_bits;
-  std::vector<double> a(a_bits.size()), bias;
-  for (size_t i = 0; i < a.size(); ++i) {
-    a_bits[i] = float_to_bits(unit(rng), c.dtype);
-    a[i] = bits_to_float(a_bits[i], c.dtype);
+  in->a_bits.resize(static_cast<size_t>(c.m * w.k));
+  in->a.resize(in->a_bits.size());
+  for (size_t i = 0; i < in->a.size(); ++i) {
+    in->a_bits[i] = float_to_bits(unit(rng), c.dtype);
+    in->a[i] = bits_to_float(in->a_bits[i], c.dtype);
   }
   if (c.bias) {
-    bias_bits.resize(static_cast<size_t>(w.n));
-    bias.resize(bias_bits.size());
-    for (size_t i = 0; i < bias.size(); ++i) {
-      bias_bits[i] = float_to_bits(unit(rng), c.dtype);
-      bias[i] = bits_to_float(bias_bits[i], c.dtype);
+    in->bias_bits.resize(static_cast<size_t>(w.n));
+    in->bias.resize(in->bias_bits.size());
+    for (size_t i = 0; i < in->bias.size(); ++i) {
+      in->bias_bits[i] = float_to_bits(unit(rng), c.dtype);
+      in->bias[i] = bits_to_float(in->bias_bits[i], c.dtype);
     }
   }
 
   PackedWeight packed;
   if (Status st = pack(w, c.dtype, &packed); !st.ok()) return failure("pack", st);
-  DeviceWeightStorage storage;
-  if (Status st = DeviceWeightStorage::upload(packed, &storage); !st.ok()) {
+  if (Status st = DeviceWeightStorage::upload(packed, &in->storage); !st.ok()) {
     return failure("upload", st);
   }
+  if (Status st = Context::create(-1, &in->context); !st.ok()) {
+    return failure("Context::create", st);
+  }
+  in->reference.resize(static_cast<size_t>(c.m * w.n));
+  if (Status st = reference_gemm(in->a.data(), c.m, w, c.bias ? in->bias.data() : nullptr,
+                                 in->reference.data());
+      !st.ok()) {
+    return failure("reference", st);
+  }
+  in->plain = plain_implementation(in->a, c.m, w, in->bias, c.dtype);
+  GemmCheckResult ok;
+  ok.ok = true;
+  return ok;
+}
 
-  std::unique_ptr<Context> context;
-  if (Status st = Context::create(-1, &context); !st.ok()) return failure("Context::create", st);
+// One plan of c run on the shared inputs, checked.
+GemmCheckResult run_prepared(const GemmCase& c, SharedInputs& in) {
+  const QuantizedWeight& w = c.weight;
+  const Context& context = *in.context;
   Plan plan;
-  const Problem problem = Problem::for_weight(storage.view(), c.m, c.dtype, c.bias);
-  if (Status st = c.planner ? c.planner(problem, storage.view(), *context, &plan)
+  const Problem problem = Problem::for_weight(in.storage.view(), c.m, c.dtype, c.bias);
+  if (Status st = c.planner ? c.planner(problem, in.storage.view(), context, &plan)
                             : sailfish::plan(problem, -1, c.options, &plan);
       !st.ok()) {
     return failure("plan", st);
@@ -105,7 +131,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   const size_t y_elements = static_cast<size_t>(c.m * w.n);
   const size_t guard_elements = static_cast<size_t>(kGuardRows * w.n);
   DeviceBuffer d_a, d_bias, d_y((y_elements + guard_elements) * 2), d_ws;
-  if (!d_a.upload(a_bits) || (c.bias && !d_bias.upload(bias_bits)) ||
+  if (!d_a.upload(in.a_bits) || (c.bias && !d_bias.upload(in.bias_bits)) ||
       !d_ws.allocate(workspace_size(plan))) {
     return failure("device allocation", cudaGetLastError());
   }
@@ -136,8 +162,8 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   args.a = d_a.get();
   args.bias = c.bias ? d_bias.get() : nullptr;
   args.y = d_y.get();
-  args.weight = &storage.view();
-  if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), *context, nullptr); !st.ok()) {
+  args.weight = &in.storage.view();
+  if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), context, nullptr); !st.ok()) {
     return failure("run", st);
   }
   err = cudaDeviceSynchronize();
@@ -152,7 +178,7 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   for (int rep = 1; rep < c.repeats; ++rep) {
     err = poison();
     if (err != cudaSuccess) return failure("poison", err);
-    if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), *context, nullptr); !st.ok()) {
+    if (Status st = run(plan, args, d_ws.get(), d_ws.bytes(), context, nullptr); !st.ok()) {
       return failure("run (repeat)", st);
     }
     err = cudaDeviceSynchronize();
@@ -166,23 +192,17 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
     bitwise_stable &= again == y_bits;
   }
   // The inputs are read-only.
-  if (d_a.download<uint16_t>() != a_bits || (c.bias && d_bias.download<uint16_t>() != bias_bits)) {
+  if (d_a.download<uint16_t>() != in.a_bits ||
+      (c.bias && d_bias.download<uint16_t>() != in.bias_bits)) {
     GemmCheckResult r;
     r.message = "run wrote into its activations or bias";
     return r;
   }
 
-  std::vector<double> ref(static_cast<size_t>(c.m * w.n));
-  if (Status st = reference_gemm(a.data(), c.m, w, c.bias ? bias.data() : nullptr, ref.data());
-      !st.ok()) {
-    return failure("reference", st);
-  }
-  const std::vector<double> plain = plain_implementation(a, c.m, w, bias, c.dtype);
-
   GemmCheckResult r;
   r.tier = plan.tier;
   r.bitwise_stable = bitwise_stable;
-  const ErrorSummary errors = compare_to_reference(y_bits, ref, plain, c.dtype);
+  const ErrorSummary errors = compare_to_reference(y_bits, in.reference, in.plain, c.dtype);
   r.max_error = errors.max_error;
   r.plain_error = errors.plain_error;
   const double ref_max = errors.ref_max;
@@ -221,6 +241,35 @@ GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
   }
   r.message = msg.str();
   return r;
+}
+
+}  // namespace
+
+GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed) {
+  return run_and_check_variants(c, {c.options}, seed).front();
+}
+
+std::vector<GemmCheckResult> run_and_check_variants(const GemmCase& base,
+                                                    const std::vector<Options>& variants,
+                                                    uint64_t seed) {
+  std::vector<GemmCheckResult> results;
+  if (variants.empty()) {
+    GemmCheckResult r;
+    r.message = "run_and_check_variants: no variant given";
+    results.push_back(r);
+    return results;
+  }
+  SharedInputs in;
+  if (GemmCheckResult prepared = prepare(base, seed, &in); !prepared.ok) {
+    results.assign(variants.size(), prepared);
+    return results;
+  }
+  GemmCase c = base;
+  for (const Options& options : variants) {
+    c.options = options;
+    results.push_back(run_prepared(c, in));
+  }
+  return results;
 }
 
 ErrorSummary compare_to_reference(const std::vector<uint16_t>& y_bits,

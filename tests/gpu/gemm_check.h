@@ -106,6 +106,15 @@ ErrorSummary compare_to_reference(const std::vector<uint16_t>& y_bits,
 // activations and bias.
 GemmCheckResult run_and_check(const GemmCase& c, uint64_t seed);
 
+// c run once per entry of variants (c's options replaced by it) on the same activations, bias and
+// uploaded weight, each on a freshly poisoned output and workspace, each checked against one
+// float64 reference and plain implementation: the form for tests that compare plans bit for bit,
+// which would otherwise recompute the host references (the slow part on the larger shapes) per
+// plan. One result per variant, in order; a failure before any run is every variant's result.
+std::vector<GemmCheckResult> run_and_check_variants(const GemmCase& c,
+                                                    const std::vector<Options>& variants,
+                                                    uint64_t seed);
+
 // The tier plan() picks for c at M = m; the product is also checked, and a failed check is a test
 // failure. For the auto-dispatch tests.
 Tier checked_tier(GemmCase c, int64_t m, uint64_t seed);
