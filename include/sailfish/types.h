@@ -25,6 +25,12 @@ const char* zero_point_kind_name(ZeroPointKind kind);
 // INT64_MAX (sizes taken from a caller's attributes before they are checked).
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
 
+// Groups along k of a supported group size (kChannelwise: one) for k >= 0: what every importer and
+// packer sizes its scale and zero planes by.
+constexpr int64_t group_count(int64_t k, int group_size) {
+  return group_size == kChannelwise ? 1 : ceil_div(k, group_size);
+}
+
 // The code bias of a bit width: the zero point of a symmetric weight, 8 for int4, 128 for int8.
 constexpr int code_bias(int bits) { return 1 << (bits - 1); }
 

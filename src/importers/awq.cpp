@@ -33,10 +33,6 @@ Status check_count(const char* tensor, size_t found, int64_t expected, const cha
   return Status();
 }
 
-int64_t group_count(int64_t k, int group_size) {
-  return group_size == kChannelwise ? 1 : (k + group_size - 1) / group_size;
-}
-
 Status check_shape(int64_t k, int64_t n, int group_size) {
   if (n <= 0 || k <= 0) {
     return invalid_argument("AWQ shape is [k=", k, ", n=", n, "]; both must be positive");

@@ -37,12 +37,6 @@ Status check_count(const char* tensor, size_t found, int64_t expected, const cha
   return Status();
 }
 
-// Number of groups for a supported group size and a positive k (ceil_div: with n = 1, no qzeros,
-// k may be INT64_MAX - 7 and k*n still fits).
-int64_t group_count(int64_t k, int group_size) {
-  return group_size == kChannelwise ? 1 : ceil_div(k, group_size);
-}
-
 Status check_shape_and_layout(int64_t k, int64_t n, int bits, int group_size) {
   if (bits != 4 && bits != 8) {
     return invalid_argument("GPTQ bits is ", bits, "; accepted: 4 or 8");

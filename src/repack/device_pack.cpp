@@ -128,10 +128,6 @@ Status copy_g_idx(const int32_t* g_idx, int64_t k, cudaStream_t stream,
   return Status();
 }
 
-int64_t group_count(int64_t k, int group_size) {
-  return group_size == kChannelwise ? 1 : (k + group_size - 1) / group_size;
-}
-
 // What the destination must hold, settled before it is allocated.
 struct Target {
   PackedGeometry geo;

@@ -1,6 +1,7 @@
 // The canonical weight: group lookup, zero points, validate() on good data of every kind.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <utility>
 
@@ -23,6 +24,19 @@ TEST(QuantizedWeight, GroupsAndDefaults) {
   EXPECT_EQ(w.group_of(299), 0);
   w.bits = 8;
   EXPECT_EQ(w.zero_point(0, 0), 128);
+}
+
+// The group count every importer and packer sizes planes by (types.h): the last group partial,
+// channelwise one group, and no overflow where k is near INT64_MAX (k + group_size - 1 would wrap).
+TEST(QuantizedWeight, GroupCountRoundsUpWithoutOverflow) {
+  EXPECT_EQ(group_count(300, 128), 3);
+  EXPECT_EQ(group_count(256, 128), 2);
+  EXPECT_EQ(group_count(1, 32), 1);
+  EXPECT_EQ(group_count(0, 32), 0);
+  EXPECT_EQ(group_count(300, kChannelwise), 1);
+  const int64_t huge = INT64_MAX - 7;
+  EXPECT_EQ(group_count(huge, 16), huge / 16 + 1);
+  EXPECT_EQ(group_count(huge, 256), huge / 256 + 1);
 }
 
 TEST(QuantizedWeight, RandomWeightsOfEveryKindValidate) {
