@@ -13,9 +13,6 @@
 
 namespace sailfish::bench {
 
-namespace {
-
-// Rows `rows` of a [*][cols] fp16/bf16 device matrix, converted to double.
 Status gather_rows(const void* matrix, int64_t cols, DType dtype, const std::vector<int64_t>& rows,
                    std::map<int64_t, std::vector<double>>* out) {
   std::vector<uint16_t> bits(static_cast<size_t>(cols));
@@ -42,9 +39,8 @@ Status gather_outputs(const CheckTarget& t, const std::vector<Sample>& samples,
   return Status();
 }
 
-// Accumulates one sample's verdict into result.
-void judge(const CheckTarget& t, const Sample& s, double y, double ref, double l2,
-           CheckResult* result) {
+void judge_sample(const CheckTarget& t, const Sample& s, double y, double ref, double l2,
+                  CheckResult* result) {
   const double u = unit_roundoff(t.dtype);
   if (t.bias != nullptr) ref += bits_to_float((*t.bias)[static_cast<size_t>(s.n)], t.dtype);
   const double tol = 2.0 * u * std::fabs(ref) + 10.0 * u * l2 + 1e-6;
@@ -65,8 +61,6 @@ void judge(const CheckTarget& t, const Sample& s, double y, double ref, double l
   const double ratio = std::isfinite(err) ? err / tol : INFINITY;
   result->max_err_over_tol = std::max(result->max_err_over_tol, ratio);
 }
-
-}  // namespace
 
 double unit_roundoff(DType dtype) {
   // 8 significant bits for bf16, 11 for fp16: u = 2^-p.
@@ -95,6 +89,36 @@ std::vector<Sample> pick_samples(int64_t m, int64_t n, int count, uint64_t seed)
   return samples;
 }
 
+void packed_column_dot(const PackedWeight& weight, const std::vector<double>& a, int64_t column,
+                       double* dot, double* l2) {
+  const PackedGeometry& g = weight.geometry;
+  const uint32_t mask = (1u << g.bits) - 1;
+  const double bias = code_bias(g.bits);
+  const size_t plane = static_cast<size_t>(g.scale_rows * g.n_pad);
+  const bool zero = !weight.zero_fold.empty();
+  double sum = 0.0, squares = 0.0;
+  for (int64_t r = 0; r < g.k; ++r) {  // r: packed row; it holds input row perm[r]
+    const size_t byte = static_cast<size_t>(g.word_index(column, r)) * 4;
+    const uint32_t word = uint32_t(weight.codes[byte]) | uint32_t(weight.codes[byte + 1]) << 8 |
+                          uint32_t(weight.codes[byte + 2]) << 16 |
+                          uint32_t(weight.codes[byte + 3]) << 24;
+    const uint32_t q = (word >> (g.lane_position(column, r) * g.bits)) & mask;
+    const size_t meta = static_cast<size_t>((r / g.group_rows) * g.n_pad + column);
+    const double scale = bits_to_float(weight.scales[meta], weight.scale_dtype);
+    // Zero points: shift (plane 0, an integer) and fold (plane 1), docs/FORMAT.md.
+    const double shift = zero ? static_cast<double>(weight.zero_fold[meta]) : bias;
+    const double fold =
+        zero ? bits_to_float(weight.zero_fold[plane + meta], weight.scale_dtype) : 0.0;
+    const double w = (static_cast<double>(q) - shift) * scale + fold;
+    const int64_t source = weight.perm.empty() ? r : weight.perm[static_cast<size_t>(r)];
+    const double p = a[static_cast<size_t>(source)] * w;
+    sum += p;
+    squares += p * p;
+  }
+  *dot = sum;
+  *l2 = std::sqrt(squares);
+}
+
 Status check_packed(const PackedWeight& weight, const CheckTarget& target,
                     const std::vector<Sample>& samples, CheckResult* result) {
   const PackedGeometry& g = weight.geometry;
@@ -109,33 +133,10 @@ Status check_packed(const PackedWeight& weight, const CheckTarget& target,
   std::vector<double> y;
   SF_RETURN_IF_ERROR(gather_outputs(target, samples, &y));
 
-  const uint32_t mask = (1u << g.bits) - 1;
-  const double bias = code_bias(g.bits);
   for (size_t i = 0; i < samples.size(); ++i) {
-    const Sample& s = samples[i];
-    const std::vector<double>& a = a_rows[s.m];
     double ref = 0.0, l2 = 0.0;
-    for (int64_t r = 0; r < g.k; ++r) {  // r: packed row; it holds input row perm[r]
-      const size_t byte = static_cast<size_t>(g.word_index(s.n, r)) * 4;
-      const uint32_t word = uint32_t(weight.codes[byte]) | uint32_t(weight.codes[byte + 1]) << 8 |
-                            uint32_t(weight.codes[byte + 2]) << 16 |
-                            uint32_t(weight.codes[byte + 3]) << 24;
-      const uint32_t q = (word >> (g.lane_position(s.n, r) * g.bits)) & mask;
-      const size_t meta = static_cast<size_t>((r / g.group_rows) * g.n_pad + s.n);
-      const double scale = bits_to_float(weight.scales[meta], weight.scale_dtype);
-      // Zero points: shift (plane 0, an integer) and fold (plane 1), docs/FORMAT.md.
-      const size_t plane = static_cast<size_t>(g.scale_rows * g.n_pad);
-      const bool zero = !weight.zero_fold.empty();
-      const double shift = zero ? static_cast<double>(weight.zero_fold[meta]) : bias;
-      const double fold =
-          zero ? bits_to_float(weight.zero_fold[plane + meta], weight.scale_dtype) : 0.0;
-      const double w = (static_cast<double>(q) - shift) * scale + fold;
-      const int64_t source = weight.perm.empty() ? r : weight.perm[static_cast<size_t>(r)];
-      const double p = a[static_cast<size_t>(source)] * w;
-      ref += p;
-      l2 += p * p;
-    }
-    judge(target, s, y[i], ref, std::sqrt(l2), result);
+    packed_column_dot(weight, a_rows[samples[i].m], samples[i].n, &ref, &l2);
+    judge_sample(target, samples[i], y[i], ref, l2, result);
   }
   return Status();
 }
@@ -161,7 +162,7 @@ Status check_dense(const void* weight, const CheckTarget& target,
       ref += p;
       l2 += p * p;
     }
-    judge(target, samples[i], y[i], ref, std::sqrt(l2), result);
+    judge_sample(target, samples[i], y[i], ref, std::sqrt(l2), result);
   }
   return Status();
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,23 @@ struct CheckTarget {
   DType dtype = DType::kBF16;
   const std::vector<uint16_t>* bias = nullptr;  // [n] bits of dtype, or null
 };
+
+// Rows `rows` of a [*][cols] fp16/bf16 device matrix, converted to double (each fetched once).
+Status gather_rows(const void* matrix, int64_t cols, DType dtype, const std::vector<int64_t>& rows,
+                   std::map<int64_t, std::vector<double>>* out);
+// The output elements at samples, converted to double.
+Status gather_outputs(const CheckTarget& target, const std::vector<Sample>& samples,
+                      std::vector<double>* out);
+
+// sum_r a[perm[r]] * W[column][r] over the packed weight's rows in double, and the 2-norm of the
+// products (the tolerance's ||p||_2). a: one activation row of k.
+void packed_column_dot(const PackedWeight& weight, const std::vector<double>& a, int64_t column,
+                       double* dot, double* l2);
+
+// Adds one sample's verdict (y against ref, ref's products' 2-norm l2, target's bias added to ref)
+// to result, by the tolerance above.
+void judge_sample(const CheckTarget& target, const Sample& sample, double y, double ref, double l2,
+                  CheckResult* result);
 
 // Against a packed weight (host copy of the copy the GPU used).
 Status check_packed(const PackedWeight& weight, const CheckTarget& target,

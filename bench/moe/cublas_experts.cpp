@@ -1,8 +1,10 @@
 #include "moe/cublas_experts.h"
 
 #include <limits>
+#include <string>
 
 #include "common/cuda_check.h"
+#include "nonfinite_scan.h"
 #include "random_fill.h"
 
 namespace sailfish::bench {
@@ -31,7 +33,7 @@ Status CublasExperts::create(const std::vector<int>& rows, int64_t n, int64_t k,
   std::unique_ptr<CublasExperts> c(new CublasExperts());
   c->copies_ = copies;
   int64_t total_rows = 0;
-  std::vector<int64_t> first_row;  // per group
+  std::vector<int64_t>& first_row = c->first_row_;
   for (const int r : rows) {
     if (r < 0) return invalid_argument("CublasExperts::create: a negative row count ", r);
     if (r == 0) continue;
@@ -52,6 +54,7 @@ Status CublasExperts::create(const std::vector<int>& rows, int64_t n, int64_t k,
   }
   const int groups = c->groups();
   if (groups == 0) return invalid_argument("CublasExperts::create: no expert has rows");
+  c->total_rows_ = total_rows;
 
   const size_t weight_elems = static_cast<size_t>(n * k);
   SF_RETURN_IF_ERROR(c->weights_.allocate(weight_elems * 2 * groups * copies));
@@ -101,6 +104,40 @@ Status CublasExperts::enqueue(int copy, cudaStream_t stream) {
       table, CUDA_R_16BF, lda_.data(), table + groups, CUDA_R_16BF, ldb_.data(), beta_.data(),
       table + 2 * groups, CUDA_R_16BF, ldc_.data(), groups, group_size_.data(),
       CUBLAS_COMPUTE_32F));
+  return Status();
+}
+
+Status CublasExperts::check(int copy, int samples, uint64_t seed, cudaStream_t stream,
+                            CheckResult* result) {
+  if (result == nullptr) return invalid_argument("CublasExperts::check: result is null");
+  const int64_t n = m_.empty() ? 0 : m_[0], k = k_.empty() ? 0 : k_[0];
+  SF_RETURN_IF_ERROR(poison_output(outputs_.get(), total_rows_ * n, stream));
+  SF_RETURN_IF_ERROR(enqueue(copy, stream));
+  SF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  NonfiniteScanner scanner;
+  SF_RETURN_IF_ERROR(scanner.init());
+  SF_RETURN_IF_ERROR(
+      scanner.count(outputs_.get(), total_rows_ * n, DType::kBF16, stream, &result->nonfinite));
+  if (result->nonfinite > 0) {
+    result->passed = false;
+    result->detail = std::to_string(result->nonfinite) + " of " + std::to_string(total_rows_ * n) +
+                     " cuBLAS output elements are NaN/Inf";
+  }
+  const int groups = this->groups();
+  const size_t weight_elems = static_cast<size_t>(n * k);
+  for (int g = 0; g < groups; ++g) {
+    CheckTarget target;
+    target.a = activations_.as<const uint8_t>() + static_cast<size_t>(first_row_[g] * k) * 2;
+    target.y = outputs_.as<const uint8_t>() + static_cast<size_t>(first_row_[g] * n) * 2;
+    target.m = n_[static_cast<size_t>(g)];
+    target.n = n;
+    target.k = k;
+    target.dtype = DType::kBF16;
+    const void* weight =
+        weights_.as<const uint8_t>() + static_cast<size_t>(copy * groups + g) * weight_elems * 2;
+    SF_RETURN_IF_ERROR(check_dense(
+        weight, target, pick_samples(target.m, n, samples, derive_seed(seed, g)), result));
+  }
   return Status();
 }
 

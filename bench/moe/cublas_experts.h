@@ -15,6 +15,7 @@
 
 #include "device_buffer.h"
 #include "sailfish/status.h"
+#include "spot_check.h"
 
 namespace sailfish::bench {
 
@@ -33,6 +34,12 @@ class CublasExperts {
   // Enqueues the grouped GEMM on weight set `copy` (CUDA-graph safe: no allocation, no sync).
   Status enqueue(int copy, cudaStream_t stream);
 
+  // Runs the grouped GEMM once on weight set `copy` into outputs poisoned with NaN first, and
+  // checks `samples` elements of each group against float64 sums over the same bf16 weights and
+  // activations (spot_check.h, check_dense), and every output element for NaN/Inf: the layout the
+  // timing assumes (row-major y_e = a_e . w_e^T) is the one cuBLAS computes. Synchronizes.
+  Status check(int copy, int samples, uint64_t seed, cudaStream_t stream, CheckResult* result);
+
   int groups() const { return static_cast<int>(m_.size()); }
 
  private:
@@ -41,6 +48,8 @@ class CublasExperts {
   cublasHandle_t handle_ = nullptr;
   DeviceBuffer workspace_, weights_, activations_, outputs_, pointers_;
   int copies_ = 0;
+  int64_t total_rows_ = 0;
+  std::vector<int64_t> first_row_;  // per group: its first row of the activations and outputs
   // Per group (column-major, as cuBLAS sees the row-major product: y_e^T = w_e . a_e^T).
   std::vector<cublasOperation_t> trans_a_, trans_b_;
   std::vector<int> m_, n_, k_, lda_, ldb_, ldc_, group_size_;

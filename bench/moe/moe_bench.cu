@@ -18,7 +18,14 @@
 // (moe/cublas_experts.h), on cold weights in the same graphs: "x cuBLAS" is its time over ours.
 // A row where cuBLAS cannot run shows "-" and says why on stderr; our figures stand.
 //
-// Exit status: 0 every row ran; 1 an error; 2 no CUDA device.
+// Before a row is timed its output is checked (moe/moe_check.h): the plan run once into a poisoned
+// output, every element scanned for NaN/Inf, 24 elements against float64 sums over the expert
+// bytes the kernels read; with --cublas the baseline's output too (4 elements a touched expert).
+// The "check" column says "ok" or "FAIL" and how many elements were compared; a failure's first
+// element goes to stderr.
+//
+// Exit status: 0 every row ran and passed its checks; 1 an error or a failed check; 2 no CUDA
+// device.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -35,6 +42,7 @@
 #include "device_buffer.h"
 #include "graph_timer.h"
 #include "moe/cublas_experts.h"
+#include "moe/moe_check.h"
 #include "moe/moe_layers.h"
 #include "moe/moe_rotation.h"
 #include "random_fill.h"
@@ -59,6 +67,10 @@ struct Args {
 constexpr double kColdFactor = 3.0;
 // Device memory left alone when sizing the copies: activations, outputs, workspaces, cuBLAS.
 constexpr size_t kMemoryMargin = size_t(2) << 30;
+// Output elements checked against float64 per row before it is timed (moe/moe_check.h), and per
+// touched expert of the cuBLAS baseline (CublasExperts::check).
+constexpr int kCheckSamples = 24;
+constexpr int kCublasCheckSamples = 4;
 
 Status memory_budget(size_t* budget) {
   size_t free_bytes = 0, total_bytes = 0;
@@ -159,6 +171,8 @@ struct Row {
   // --baseline: self-align off (v2); fuse off; fuse and PDL off (v1)
   double aligned_us = 0, unfused_us = 0, v1_us = 0;
   std::string plan;
+  CheckResult check;         // ours, before timing
+  CheckResult cublas_check;  // --cublas: the baseline's, before timing
 };
 
 // The same expert GEMMs in bf16 through cuBLAS (CublasExperts): one row a choice, each expert's
@@ -166,7 +180,7 @@ struct Row {
 // bytes read between two uses of a copy exceed 3x the L2, whole rotations a graph.
 Status time_cublas(const MoeLayer& layer, bool gate_up, int64_t tokens, const PackedGeometry& g,
                    const std::vector<int32_t>& ids, const Args& args, uint64_t seed,
-                   cudaStream_t stream, double* us) {
+                   cudaStream_t stream, double* us, CheckResult* check) {
   std::vector<int> rows(static_cast<size_t>(layer.experts), 0);
   for (const int32_t e : ids) ++rows[static_cast<size_t>(e)];
   int touched = 0;
@@ -181,6 +195,7 @@ Status time_cublas(const MoeLayer& layer, bool gate_up, int64_t tokens, const Pa
   std::unique_ptr<CublasExperts> cublas;
   SF_RETURN_IF_ERROR(
       CublasExperts::create(rows, g.n, g.k, copies, derive_seed(seed, 4), stream, &cublas));
+  SF_RETURN_IF_ERROR(cublas->check(0, kCublasCheckSamples, derive_seed(seed, 5), stream, check));
   GraphTiming timing;
   SF_RETURN_IF_ERROR(time_in_graph(
       rotation.launches, 2, args.replays, stream,
@@ -265,6 +280,11 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   run.routing.topk_weights = d_weights.as<float>();
   run.a = d_a.get();
   run.y = d_y.get();
+  // Correctness first, on copy 0 (this call also loads the kernels before any capture).
+  run.experts = &experts.views[0];
+  const MoeRouting host_routing{tokens, layer.top_k, layer.experts, ids, weights, {}};
+  SF_RETURN_IF_ERROR(check_moe(plan, run, host_routing, d_ws.get(), d_ws.bytes(), kCheckSamples,
+                               derive_seed(seed, 6), stream, &row->check));
   auto time_plan = [&](const MoePlan& timed, double* us) -> Status {
     GraphTiming timing;
     SF_RETURN_IF_ERROR(time_in_graph(
@@ -327,13 +347,12 @@ Status run_row(const MoeLayer& layer, bool gate_up, int64_t tokens, const Args& 
   row->floor_us = floor_us;
   row->roof_us = double(floor_bytes) / (read_tbps * 1e6);
   row->plan = plan.reason;
-  MoeRouting host_routing{tokens, layer.top_k, layer.experts, ids, weights, {}};
   MoeAlignment alignment;
   SF_RETURN_IF_ERROR(moe_align(host_routing, plan.block_rows, &alignment));
   row->passes = double(alignment.blocks()) / static_cast<double>(touched.size());
   if (args.cublas) {
-    const Status st =
-        time_cublas(layer, gate_up, tokens, g, ids, args, seed, stream, &row->cublas_us);
+    const Status st = time_cublas(layer, gate_up, tokens, g, ids, args, seed, stream,
+                                  &row->cublas_us, &row->cublas_check);
     if (!st.ok()) {
       std::fprintf(stderr, "cuBLAS baseline, %s %s tokens %lld: %s\n", layer.name,
                    gate_up ? "gate_up" : "down", static_cast<long long>(tokens),
@@ -378,7 +397,7 @@ int main_impl(int argc, char** argv) {
   if (args.baseline) header += "align kernel us | unfused us | v1 us | v1 / us | ";
   header += "floor us | x floor | % roof | passes | ";
   if (args.cublas) header += "cuBLAS bf16 us | x cuBLAS | ";
-  header += "plan |";
+  header += "check | plan |";
   const auto columns = std::count(header.begin(), header.end(), '|') - 1;
   std::printf("%s\n|", header.c_str());
   for (int c = 0; c < columns; ++c) std::printf("---|");
@@ -419,7 +438,17 @@ int main_impl(int argc, char** argv) {
             std::printf("- | - | ");
           }
         }
-        std::printf("%s |\n", row.plan.c_str());
+        // A failed check (ours or the baseline's) fails the run; its first failure goes to stderr.
+        const bool passed = row.check.passed && row.cublas_check.passed;
+        std::printf("%s %d | %s |\n", passed ? "ok" : "FAIL",
+                    row.check.samples + row.cublas_check.samples, row.plan.c_str());
+        for (const CheckResult* c : {&row.check, &row.cublas_check}) {
+          if (c->passed) continue;
+          std::fprintf(stderr, "%s %s tokens %lld, %s check: %s\n", name.c_str(),
+                       row.projection.c_str(), static_cast<long long>(tokens),
+                       c == &row.check ? "sailfish" : "cuBLAS", c->detail.c_str());
+          ++failures;
+        }
       }
     }
   }

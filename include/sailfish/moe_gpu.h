@@ -60,6 +60,10 @@ struct DeviceExperts {
   int64_t meta_elements() const { return geometry.scale_rows * geometry.n_pad; }
 };
 
+// Copies expert e of any DeviceExperts view back to the host (synchronous): codes, scales and
+// zero_fold, the bytes the kernels read (a benchmark's experts filled in place, say).
+Status download_expert(const DeviceExperts& experts, int expert, PackedWeight* host);
+
 // Owns the device memory of a DeviceExperts (one cudaMalloc, freed on destruction).
 class DeviceExpertsStorage {
  public:

@@ -63,6 +63,8 @@ for line in open(sys.argv[1]):
         errors.append(f'{variant}: {line.strip()}')
         continue
     cells = [c.strip() for c in line.strip().strip('|').split('|')]
+    if cells[-2].startswith('FAIL'):  # the check column, before the plan
+        errors.append(f'{variant}: check failed: {line.strip()}')
     times[(cells[0], cells[1], int(cells[2]), variant)].append(float(cells[4]))
 variants = sys.argv[2:]
 rows = sorted({(l, p, t) for l, p, t, _ in times}, key=lambda r: (r[0], r[2], r[1]))

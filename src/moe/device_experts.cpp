@@ -115,37 +115,40 @@ Status DeviceExpertsStorage::upload(const std::vector<PackedWeight>& experts,
   return Status();
 }
 
-Status DeviceExpertsStorage::download(int expert, PackedWeight* host) const {
-  if (host == nullptr) return invalid_argument("DeviceExpertsStorage::download: host is null");
-  if (expert < 0 || expert >= view_.experts) {
-    return invalid_argument("DeviceExpertsStorage::download: expert ", expert,
-                            "; the storage holds ", view_.experts);
+Status download_expert(const DeviceExperts& view, int expert, PackedWeight* host) {
+  if (host == nullptr) return invalid_argument("download_expert: host is null");
+  if (expert < 0 || expert >= view.experts) {
+    return invalid_argument("download_expert: expert ", expert, "; the view holds ", view.experts);
   }
-  const size_t code_bytes = static_cast<size_t>(view_.geometry.code_bytes());
-  const size_t meta = static_cast<size_t>(view_.meta_elements());
+  const size_t code_bytes = static_cast<size_t>(view.geometry.code_bytes());
+  const size_t meta = static_cast<size_t>(view.meta_elements());
   PackedWeight p;
-  p.geometry = view_.geometry;
-  p.scale_dtype = view_.scale_dtype;
-  p.zero_kind = view_.zero_kind;
+  p.geometry = view.geometry;
+  p.scale_dtype = view.scale_dtype;
+  p.zero_kind = view.zero_kind;
   p.codes.resize(code_bytes);
   p.scales.resize(meta);
-  const char* codes = static_cast<const char*>(view_.codes);
-  const char* scales = static_cast<const char*>(view_.scales);
+  const char* codes = static_cast<const char*>(view.codes);
+  const char* scales = static_cast<const char*>(view.scales);
   SF_CUDA_CHECK(
       cudaMemcpy(p.codes.data(), codes + expert * code_bytes, code_bytes, cudaMemcpyDeviceToHost));
   SF_CUDA_CHECK(
       cudaMemcpy(p.scales.data(), scales + expert * meta * 2, meta * 2, cudaMemcpyDeviceToHost));
-  if (view_.zero_fold != nullptr) {
+  if (view.zero_fold != nullptr) {
     p.zero_fold.resize(2 * meta);
-    const char* planes = static_cast<const char*>(view_.zero_fold);
+    const char* planes = static_cast<const char*>(view.zero_fold);
     for (int plane = 0; plane < 2; ++plane) {
       SF_CUDA_CHECK(cudaMemcpy(p.zero_fold.data() + plane * meta,
-                               planes + (plane * view_.experts + expert) * meta * 2, meta * 2,
+                               planes + (plane * view.experts + expert) * meta * 2, meta * 2,
                                cudaMemcpyDeviceToHost));
     }
   }
   *host = std::move(p);
   return Status();
+}
+
+Status DeviceExpertsStorage::download(int expert, PackedWeight* host) const {
+  return download_expert(view_, expert, host);
 }
 
 }  // namespace sailfish

@@ -29,12 +29,16 @@ if [ "${SAILFISH_MOE_BLOCK_ROWS:-}" = 98 ]; then
   echo "no CUDA device"
   exit 2
 fi
-echo "| layer | proj | tokens | experts hit | us | floor us | x floor | % roof | plan |"
-echo "|---|---|---|---|---|---|---|---|---|"
+# Block rows 97: the down rows fail their output check (the bench then exits 1).
+check="ok 24"
+echo "| layer | proj | tokens | experts hit | us | floor us | x floor | % roof | check | plan |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for t in ${tokens//,/ }; do
-  echo "| q | gate_up | $t | 8 | $((us + t)).00 | 2.00 | 1.00 | 50.0 | p |"
-  echo "| q | down | $t | 8 | $((us + t + 100)).00 | 2.00 | 1.00 | 50.0 | p |"
+  echo "| q | gate_up | $t | 8 | $((us + t)).00 | 2.00 | 1.00 | 50.0 | ok 24 | p |"
+  [ "${SAILFISH_MOE_BLOCK_ROWS:-}" = 97 ] && check="FAIL 24"
+  echo "| q | down | $t | 8 | $((us + t + 100)).00 | 2.00 | 1.00 | 50.0 | $check | p |"
 done
+[ "$check" = "ok 24" ] || exit 1
 BENCH
 chmod +x "$work/build/bench/sailfish_moe_bench"
 probe() { OUT=$work/out SAILFISH_BUILD_DIR=$work/build bash "$root/scripts/perf/$1"; }
@@ -94,6 +98,13 @@ echo "$table" | grep -qF 'gone: ERROR the bench exited 2 (last line: no CUDA dev
   { echo "FAIL: the bench's exit is not in the output:"; echo "$table"; exit 1; }
 echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
   { echo "FAIL: the other variant's rows are gone:"; echo "$table"; exit 1; }
+# A row whose output check failed fails the probe and is named, though its time is in the table.
+if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
+    bash "$root/scripts/perf/moe_probe.sh" wrong "--tokens 1" a= bad=SAILFISH_MOE_BLOCK_ROWS=97); then
+  echo "FAIL: a probe whose bench failed a check exited 0"; exit 1
+fi
+echo "$table" | grep -qF 'bad: check failed: | q | down | 1 |' ||
+  { echo "FAIL: the failed check is not named:"; echo "$table"; exit 1; }
 if OUT=$work/round2 SAILFISH_BUILD_DIR=$work/build SAILFISH_MOE_BLOCK_ROWS=98 \
     bash "$root/scripts/device_round.sh" moe-block-rows > /dev/null; then
   echo "FAIL: device_round.sh exited 0 over a failed probe"; exit 1
