@@ -56,6 +56,26 @@ bool upload_as(const std::vector<float>& values, DType dtype, DeviceBuffer* buff
   return buffer->upload(bits);
 }
 
+// Fresh device memory often reads as zero, so a packer that skipped writing its padding would still
+// match the CPU pack's zero-filled padding. Before each compared pack, a block larger than the
+// destination (plus the packer's flag word) is filled with 0xA5 bytes and freed, so that the
+// destination's cudaMalloc takes back pages holding the pattern (checked on this device by
+// DevicePackPadding.FreedMemoryComesBackDirty; without it, these comparisons would only say that
+// padding reads as what fresh memory holds).
+constexpr unsigned char kDirtyByte = 0xA5;
+constexpr size_t kDirtySlackBytes = size_t(4) << 20;
+
+void dirty_freed_device_memory(const PackedWeight& destination) {
+  const size_t bytes = destination.codes.size() + 2 * destination.scales.size() +
+                       2 * destination.zero_fold.size() + 4 * destination.perm.size() +
+                       kDirtySlackBytes;
+  void* block = nullptr;
+  ASSERT_EQ(cudaMalloc(&block, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(block, kDirtyByte, bytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaFree(block), cudaSuccess);
+}
+
 template <typename T>
 ::testing::AssertionResult same_array(const char* what, const std::vector<T>& want,
                                       const std::vector<T>& got) {
@@ -179,6 +199,28 @@ struct CanonicalOnDevice {
 
 class DevicePackCanonical : public ::testing::TestWithParam<Param> {};
 
+// What the padding comparisons rest on: memory freed after dirty_freed_device_memory comes back
+// holding the pattern, in a destination-sized allocation made the way DeviceWeightStorage makes
+// one (one cudaMalloc), after a 4-byte one (the packer's flag word).
+TEST(DevicePackPadding, FreedMemoryComesBackDirty) {
+  SF_SKIP_WITHOUT_GPU();
+  PackedWeight destination;
+  destination.codes.resize(size_t(3) << 20);
+  dirty_freed_device_memory(destination);
+  void* flag = nullptr;
+  void* storage = nullptr;
+  ASSERT_EQ(cudaMalloc(&flag, 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&storage, destination.codes.size()), cudaSuccess);
+  std::vector<unsigned char> bytes(destination.codes.size());
+  ASSERT_EQ(cudaMemcpy(bytes.data(), storage, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(storage);
+  cudaFree(flag);
+  size_t dirty = 0;
+  for (unsigned char b : bytes) dirty += b == kDirtyByte ? 1 : 0;
+  EXPECT_EQ(dirty, bytes.size()) << "of " << bytes.size()
+                                 << " bytes of a reused allocation, only these held the pattern";
+}
+
 TEST_P(DevicePackCanonical, MatchesCpuPack) {
   SF_SKIP_WITHOUT_GPU();
   const DType dtype = std::get<4>(GetParam());
@@ -198,6 +240,7 @@ TEST_P(DevicePackCanonical, MatchesCpuPack) {
 
     CanonicalOnDevice src;
     ASSERT_TRUE(src.upload(w, scale_source, zero_source));
+    dirty_freed_device_memory(want);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(src.view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(w.n, w.k, scale_source);
@@ -254,6 +297,7 @@ void expect_gptq_matches(GptqTensors t, DType scale_source, DType dtype, cudaStr
   // cudaMemcpy from pageable memory may return before its DMA lands, and a non-blocking stream
   // does not wait for the legacy stream: make the uploads complete before packing on `stream`.
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  dirty_freed_device_memory(want);
   DeviceWeightStorage storage;
   const Status st = pack_on_device(src.view, dtype, stream, &storage);
   ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);
@@ -364,6 +408,7 @@ TEST_P(DevicePackAwq, MatchesImportThenPack) {
     view.qzeros = qzeros.as<int32_t>();
     view.scales = scales.get();
     view.scales_dtype = scale_source;
+    dirty_freed_device_memory(want);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);
@@ -434,6 +479,7 @@ TEST_P(DevicePackMatMulNBits, MatchesImportThenPack) {
 
     MatMulNBitsOnDevice src;
     ASSERT_TRUE(src.upload(t, scale_source, zero_source));
+    dirty_freed_device_memory(want);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(src.view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);
