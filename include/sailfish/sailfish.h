@@ -84,6 +84,13 @@ const char* tier_name(Tier tier);
 struct Options {
   std::optional<Tier> tier;                          // SAILFISH_TIER=auto|decode|prefill|dense
   std::optional<bool> deterministic;                 // SAILFISH_DETERMINISTIC=0|1 (default 0)
+  // Batch invariance: a row's output bits independent of M (of what else is batched with it).
+  // Every M runs the prefill tier (sm_90a) on one token width (prefill_tokens, default 64) at one
+  // split depth chosen from the shape alone (prefill_splits, or the cost model's depth for one
+  // token tile), Stream-K off. Slower where that plan does not suit M (decode-sized M most); an
+  // error where the prefill tier cannot run, or with another tier or Stream-K forced. Dense
+  // layers only: plan_moe ignores it. docs/DECODE.md, "Reproducibility".
+  std::optional<bool> batch_invariant;               // SAILFISH_BATCH_INVARIANT=0|1 (default 0)
   // Decode split-K epilogue: red.global.add of 16-bit partial sums into Y instead of fp32
   // partials reduced in order. Rounds every partial to 16 bits (measured: up to ~3x the error of
   // a plain bf16 GEMM), so it is off by default; ignored in deterministic mode.
@@ -214,6 +221,7 @@ struct Plan {
   Problem problem;
   Tier tier = Tier::kDense;
   bool deterministic = false;
+  bool batch_invariant = false;  // Options::batch_invariant: the plan does not depend on M
   bool atomic_epilogue = false;  // decode split-K through red.global (never when deterministic)
   bool programmatic_dependent_launch = true;
   int device = 0;

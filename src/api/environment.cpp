@@ -70,6 +70,8 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   std::optional<bool> flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DETERMINISTIC", &flag));
   r.deterministic = options.deterministic.value_or(flag.value_or(false));
+  SF_RETURN_IF_ERROR(env_bool("SAILFISH_BATCH_INVARIANT", &flag));
+  r.batch_invariant = options.batch_invariant.value_or(flag.value_or(false));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_ATOMIC_EPILOGUE", &flag));
   r.atomic_epilogue = options.atomic_epilogue.value_or(flag.value_or(false));
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_PDL", &flag));

@@ -19,6 +19,7 @@ Status env_tier(const char* name, std::optional<Tier>* out);
 struct ResolvedOptions {
   Tier tier = Tier::kAuto;
   bool deterministic = false;
+  bool batch_invariant = false;
   bool atomic_epilogue = false;
   bool programmatic_dependent_launch = true;
   std::optional<int64_t> decode_splits;  // unset: occupancy heuristic

@@ -9,10 +9,11 @@
 #include "api/dispatch_rules.h"
 #include "api/environment.h"
 #include "common/cuda_check.h"
+#include "common/host_math.h"
 #include "decode/launch.h"
 #include "dense/config.h"
+#include "prefill/batch_invariant.h"
 #include "prefill/launch.h"
-#include "common/host_math.h"
 #include "sailfish/sailfish.h"
 
 namespace sailfish {
@@ -77,6 +78,32 @@ void plan_dense(const api::ResolvedOptions& options, Plan* plan) {
       static_cast<size_t>(dense::kCublasWorkspaceBytes);
 }
 
+// Options::batch_invariant: the prefill tier at one token width and one split depth for every M,
+// Stream-K off (prefill/batch_invariant.h says why that fixes a row's bits).
+Status plan_batch_invariant(const api::ResolvedOptions& r, int device, Plan* p) {
+  if (r.tier != Tier::kAuto && r.tier != Tier::kPrefill) {
+    return invalid_argument("batch_invariant runs the prefill tier at every M, but tier ",
+                            tier_name(r.tier), " was forced; accepted with it: auto or prefill");
+  }
+  if (r.prefill_stream_k.value_or(false)) {
+    return invalid_argument(
+        "batch_invariant with prefill_stream_k = 1: a Stream-K grid cuts K by "
+        "the tile count, which follows M; leave prefill_stream_k unset or 0");
+  }
+  if (const Status prefill = prefill::prefill_available(device); !prefill.ok()) {
+    return unsupported("batch_invariant needs the prefill tier (sm_90 with sm_90a kernels): ",
+                       prefill.message());
+  }
+  const int64_t tokens = r.prefill_tokens.value_or(prefill::kBatchInvariantTokens);
+  const int64_t splits = r.prefill_splits.value_or(
+      prefill::batch_invariant_splits(p->problem.geometry, p->sm_count, static_cast<int>(tokens)));
+  p->tier = Tier::kPrefill;
+  p->batch_invariant = true;
+  p->reason = detail::concat("batch_invariant: prefill at ", tokens, "-token tiles and ", splits,
+                             " split(s) for every m");
+  return prefill::plan_prefill(tokens, splits, r.prefill_stages, false, p);
+}
+
 }  // namespace
 
 const char* tier_name(Tier tier) {
@@ -123,6 +150,11 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
   p.device = device;
   SF_CUDA_CHECK(cudaDeviceGetAttribute(&p.sm_count, cudaDevAttrMultiProcessorCount, device));
 
+  if (resolved.batch_invariant) {
+    SF_RETURN_IF_ERROR(plan_batch_invariant(resolved, device, &p));
+    *out = std::move(p);
+    return Status();
+  }
   const int64_t dense_min_m = resolved.dense_min_m.value_or(kDefaultDenseMinM);
   switch (resolved.tier) {
     case Tier::kPrefill:

@@ -8,11 +8,14 @@
 // printed (testing::test_seed), and SAILFISH_TEST_SEED replays one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 
+#include "prefill/batch_invariant.h"
 #include "prefill/config.h"
 #include "prefill/launch.h"
 #include "prefill/stream_k.h"
@@ -122,6 +125,51 @@ TEST(PrefillPlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
   }
   std::printf("[ plans ] %d planned, %d refused with the setting named\n", planned, refused);
   EXPECT_GT(planned, 1500);  // about 60% of the draws: the rest force a setting out of range
+}
+
+// Batch-invariant plans (prefill/batch_invariant.h, what plan() does with
+// Options::batch_invariant): on random shapes and formats, the width, split depth, stage count,
+// grid form and activation copy are the same at every M, from one token to tens of thousands, and
+// each plan is one the launcher can run.
+TEST(PrefillPlanInvariants, BatchInvariantChoicesDoNotFollowM) {
+  std::mt19937_64 rng(testing::test_seed() + 1);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Problem p;
+    if (!testing::random_problem(rng, &p)) continue;
+    const int tokens = prefill::kBatchInvariantTokens;
+    const int splits = prefill::batch_invariant_splits(p.geometry, 132, tokens);
+    const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
+    PrefillPlan first;
+    bool have_first = false;
+    for (const int64_t m :
+         {int64_t(1), int64_t(7), int64_t(64), int64_t(65), int64_t(1000), int64_t(30000)}) {
+      Plan plan;
+      plan.problem = p;
+      plan.problem.m = m;
+      plan.tier = Tier::kPrefill;
+      plan.sm_count = 132;
+      const Status st = prefill::plan_prefill(tokens, splits, std::nullopt, false, &plan);
+      ASSERT_TRUE(st.ok()) << what << " m=" << m << ": " << st.to_string();
+      EXPECT_EQ(broken_condition(plan), "") << what << " m=" << m;
+      const PrefillPlan& f = plan.prefill;
+      if (!have_first) {
+        first = f;
+        have_first = true;
+        continue;
+      }
+      EXPECT_EQ(f.tokens, first.tokens) << what << " m=" << m;
+      EXPECT_EQ(f.splits, first.splits) << what << " m=" << m;
+      EXPECT_EQ(f.stages, first.stages) << what << " m=" << m;
+      EXPECT_EQ(f.stream_k, first.stream_k) << what << " m=" << m;
+      EXPECT_EQ(f.copy_activations, first.copy_activations) << what << " m=" << m;
+    }
+    EXPECT_FALSE(first.stream_k) << what;
+    EXPECT_EQ(first.tokens, tokens) << what;
+    EXPECT_EQ(first.splits, std::min<int64_t>(splits, p.geometry.k_blocks)) << what;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
 }
 
 }  // namespace
