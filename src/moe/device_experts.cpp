@@ -120,6 +120,13 @@ Status download_expert(const DeviceExperts& view, int expert, PackedWeight* host
   if (expert < 0 || expert >= view.experts) {
     return invalid_argument("download_expert: expert ", expert, "; the view holds ", view.experts);
   }
+  if (view.codes == nullptr || view.scales == nullptr) {
+    return invalid_argument("download_expert: the view's codes or scales are null");
+  }
+  if (view.zero_kind != ZeroPointKind::kNone && view.zero_fold == nullptr) {
+    return invalid_argument("download_expert: the view has zero points (",
+                            zero_point_kind_name(view.zero_kind), ") but no zero_fold planes");
+  }
   const size_t code_bytes = static_cast<size_t>(view.geometry.code_bytes());
   const size_t meta = static_cast<size_t>(view.meta_elements());
   PackedWeight p;
