@@ -212,6 +212,30 @@ TEST(PlannerInputLimits, RunMoeChecksTheRoutingOfSelfAlignedPlans) {
                StatusCode::kInvalidArgument, "4-byte aligned");
 }
 
+// download_expert (moe_gpu.h) refuses, before any copy, what it cannot read: no host weight, an
+// expert outside the view, a view without codes or scales, zero points without their planes.
+TEST(PlannerInputLimits, DownloadExpertRefusesIncompleteViews) {
+  HostBuffers host;
+  DeviceExperts experts;
+  ASSERT_TRUE(PackedGeometry::make(256, 256, 4, 128, &experts.geometry).ok());
+  experts.experts = 4;
+  experts.codes = host.make(256);
+  experts.scales = host.make(256);
+  PackedWeight weight;
+  expect_error(download_expert(experts, 0, nullptr), StatusCode::kInvalidArgument, "host is null");
+  expect_error(download_expert(experts, 4, &weight), StatusCode::kInvalidArgument,
+               "the view holds 4");
+  expect_error(download_expert(experts, -1, &weight), StatusCode::kInvalidArgument, "expert -1");
+  DeviceExperts no_codes = experts;
+  no_codes.codes = nullptr;
+  expect_error(download_expert(no_codes, 0, &weight), StatusCode::kInvalidArgument,
+               "codes or scales are null");
+  DeviceExperts no_planes = experts;
+  no_planes.zero_kind = ZeroPointKind::kInteger;
+  expect_error(download_expert(no_planes, 0, &weight), StatusCode::kInvalidArgument,
+               "no zero_fold planes");
+}
+
 // A forced decode split depth is capped at the k-blocks, and each split is a CTA along the grid's
 // y dimension, which CUDA caps at 65535. A weight of 5,000,000 columns has 78125 k-blocks: forcing
 // 70000 splits made a plan whose launch CUDA refuses (invalid configuration) at every run.
