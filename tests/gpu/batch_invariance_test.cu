@@ -33,7 +33,7 @@ TEST(BatchInvariance, RowsBitwiseEqualAcrossM) {
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
     for (const auto& shape : shapes) {
-      const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+      const DType dtype = testing::format_test_dtype(format_index);
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
       const uint64_t seed = rng();

@@ -124,7 +124,7 @@ TEST(DecodeClusterEpilogue, BitwiseEqualToTheReduceKernel) {
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
     for (const auto& shape : shapes) {
-      const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+      const DType dtype = testing::format_test_dtype(format_index);
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 64, false, dtype));
       for (int64_t m : {int64_t(1), int64_t(13), int64_t(32)}) {
@@ -170,7 +170,7 @@ TEST(DecodeClusterEpilogue, PushFormBitwiseEqualToBarrierForm) {
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
     for (const auto& shape : shapes) {
-      const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+      const DType dtype = testing::format_test_dtype(format_index);
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));
       for (int64_t m : {int64_t(1), int64_t(7), int64_t(16), int64_t(17)}) {

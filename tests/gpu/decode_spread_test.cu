@@ -34,7 +34,7 @@ TEST(DecodeSpread, PaddedLaunchBitwiseEqualToUnpadded) {
   int padded = 0;
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
-    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    const DType dtype = testing::format_test_dtype(format_index);
     for (const auto& shape : shapes) {
       const QuantizedWeight w = testing::random_weight(
           rng, testing::format_spec(f, shape[0], shape[1], 128, false, dtype));

@@ -42,7 +42,7 @@ void check_forced_stages(const ForcedStages& t) {
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
     if (t.takes_format && !t.takes_format(f)) continue;
-    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    const DType dtype = testing::format_test_dtype(format_index);
     const int group = t.group_of(format_index);
     for (const auto& shape : shapes) {
       const QuantizedWeight w = testing::random_weight(

@@ -31,7 +31,7 @@ TEST(DecodeWideWarps, ForcedWideMatchesTheReferenceInEveryFormAndEpilogue) {
   int wide = 0;
   for (int format_index = 0; format_index < testing::kWeightFormatCount; ++format_index) {
     const testing::WeightFormat& f = testing::kWeightFormats[format_index];
-    const DType dtype = format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+    const DType dtype = testing::format_test_dtype(format_index);
     for (int shape_index = 0; shape_index < 3; ++shape_index) {
       const auto& shape = shapes[shape_index];
       const int group = format_index % 3 == 2 ? 32 : 128;

@@ -31,6 +31,11 @@ inline constexpr WeightFormat kWeightFormats[] = {
     {"u8_zp", 8, ZeroPointKind::kInteger}, {"u8_fzp", 8, ZeroPointKind::kFloat},
 };
 inline constexpr int kWeightFormatCount = sizeof(kWeightFormats) / sizeof(kWeightFormats[0]);
+// The activation type a test pairs with format kWeightFormats[format_index]: bf16 and fp16 in turn
+// down the table, so a loop over the formats covers both types.
+constexpr DType format_test_dtype(int format_index) {
+  return format_index % 2 == 0 ? DType::kBF16 : DType::kF16;
+}
 
 struct GemmCase {
   QuantizedWeight weight;
