@@ -1,6 +1,9 @@
 // DeviceWeightStorage: one cudaMalloc per packed weight, carved into its buffers.
+#include <cstdint>
+#include <optional>
 #include <utility>
 
+#include "api/environment.h"
 #include "common/cuda_check.h"
 #include "common/host_math.h"
 #include "sailfish/sailfish.h"
@@ -10,6 +13,8 @@ namespace sailfish {
 namespace {
 
 using ::sailfish::detail::align_up;
+
+constexpr char kFillNewWeightsVariable[] = "SAILFISH_FILL_NEW_WEIGHTS";
 
 struct StorageLayout {
   size_t codes = 0, scales = 0, zero_fold = 0, perm = 0, total = 0;
@@ -74,9 +79,23 @@ Status DeviceWeightStorage::allocate(const PackedGeometry& geometry, DType scale
   }
   const bool has_zero = zero_kind != ZeroPointKind::kNone;
   const StorageLayout l = layout_of(check, has_zero, act_order);
+  // SAILFISH_FILL_NEW_WEIGHTS: a byte every new allocation is filled with (debugging), so a writer
+  // that leaves part of the weight unwritten (pack_on_device's padding, say) shows that byte,
+  // not whatever fresh memory held (often zeros, which the padding should hold anyway).
+  std::optional<int64_t> fill;
+  SF_RETURN_IF_ERROR(api::env_int(kFillNewWeightsVariable, 0, &fill));
+  if (fill.has_value() && *fill > 255) {
+    return invalid_argument(kFillNewWeightsVariable, "=", *fill,
+                            " is not a byte; accepted: 0-255, or unset for no fill");
+  }
   DeviceWeightStorage s;
   SF_CUDA_CHECK(cudaMalloc(&s.base_, l.total));
-  s.bytes_ = l.total;
+  s.bytes_ = l.total;  // from here on s frees the allocation on an early return
+  if (fill.has_value()) {
+    // Synchronous, so the fill lands before work the caller enqueues on any stream.
+    SF_CUDA_CHECK(cudaMemset(s.base_, static_cast<int>(*fill), l.total));
+    SF_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   char* base = static_cast<char*>(s.base_);
   s.view_.geometry = check;
   s.view_.scale_dtype = scale_dtype;

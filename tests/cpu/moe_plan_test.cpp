@@ -23,6 +23,7 @@ namespace sailfish {
 namespace {
 
 using test::DecodeGpuModel;
+using testing::ScopedEnv;
 using testing::uniform;
 
 using testing::moe_problem;
@@ -407,11 +408,6 @@ TEST(MoePlan, MalformedProblemsAreRefusedWithTheReason) {
 // SAILFISH_MOE_BLOCK_ROWS and SAILFISH_MOE_SPLITS fill unset options; set options win; malformed
 // values are errors that name the variable.
 TEST(MoePlan, OptionsFromTheEnvironment) {
-  struct ScopedEnv {
-    const char* name;
-    ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-    ~ScopedEnv() { unsetenv(name); }
-  };
   MoeOptions r;
   ASSERT_TRUE(moe::resolve_options({}, &r).ok());
   EXPECT_FALSE(r.block_rows.has_value());

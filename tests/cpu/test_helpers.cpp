@@ -86,4 +86,17 @@ MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int e
   return r;
 }
 
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) previous_ = old;
+  setenv(name, value, 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (previous_.has_value()) {
+    setenv(name_.c_str(), previous_->c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
+
 }  // namespace sailfish::testing

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "sailfish/moe.h"
@@ -35,5 +37,19 @@ std::vector<double> random_doubles(std::mt19937_64& rng, size_t count, double lo
 // the experts in a random local order.
 MoeRouting random_routing(std::mt19937_64& rng, int64_t tokens, int top_k, int experts,
                           bool expert_parallel);
+
+// Sets an environment variable for one scope, then puts back what was there (unset, or the value
+// the process was started with: a device run may set SAILFISH_* for the whole suite).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> previous_;
+};
 
 }  // namespace sailfish::testing

@@ -30,6 +30,7 @@ namespace {
 
 using testing::DeviceBuffer;
 using testing::RandomWeightSpec;
+using testing::ScopedEnv;
 using testing::random_weight;
 using testing::test_seed;
 
@@ -57,24 +58,14 @@ bool upload_as(const std::vector<float>& values, DType dtype, DeviceBuffer* buff
 }
 
 // Fresh device memory often reads as zero, so a packer that skipped writing its padding would still
-// match the CPU pack's zero-filled padding. Before each compared pack, a block larger than the
-// destination (plus the packer's flag word) is filled with 0xA5 bytes and freed, so that the
-// destination's cudaMalloc takes back pages holding the pattern (checked on this device by
-// DevicePackPadding.FreedMemoryComesBackDirty; without it, these comparisons would only say that
-// padding reads as what fresh memory holds).
-constexpr unsigned char kDirtyByte = 0xA5;
-constexpr size_t kDirtySlackBytes = size_t(4) << 20;
-
-void dirty_freed_device_memory(const PackedWeight& destination) {
-  const size_t bytes = destination.codes.size() + 2 * destination.scales.size() +
-                       2 * destination.zero_fold.size() + 4 * destination.perm.size() +
-                       kDirtySlackBytes;
-  void* block = nullptr;
-  ASSERT_EQ(cudaMalloc(&block, bytes), cudaSuccess);
-  ASSERT_EQ(cudaMemset(block, kDirtyByte, bytes), cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(cudaFree(block), cudaSuccess);
-}
+// match the CPU pack's zero-filled padding. Each compared pack runs with SAILFISH_FILL_NEW_WEIGHTS
+// set, so the destination starts out holding 0xA5 bytes wherever the packer does not write
+// (checked by DevicePackPadding.FillSettingReachesNewStorage). Stop 56 freed a 0xA5-filled block
+// before each pack instead, hoping cudaMalloc would hand the same pages back: on an H100 none of
+// its bytes came back.
+constexpr unsigned char kFillByte = 0xA5;
+constexpr char kFillVariable[] = "SAILFISH_FILL_NEW_WEIGHTS";
+constexpr char kFillValue[] = "165";  // kFillByte
 
 template <typename T>
 ::testing::AssertionResult same_array(const char* what, const std::vector<T>& want,
@@ -199,26 +190,38 @@ struct CanonicalOnDevice {
 
 class DevicePackCanonical : public ::testing::TestWithParam<Param> {};
 
-// What the padding comparisons rest on: memory freed after dirty_freed_device_memory comes back
-// holding the pattern, in a destination-sized allocation made the way DeviceWeightStorage makes
-// one (one cudaMalloc), after a 4-byte one (the packer's flag word).
-TEST(DevicePackPadding, FreedMemoryComesBackDirty) {
+// What the padding comparisons rest on: with SAILFISH_FILL_NEW_WEIGHTS set, every byte of a new
+// weight's storage (codes, scales, zero_fold, perm) holds the byte before anything writes it.
+TEST(DevicePackPadding, FillSettingReachesNewStorage) {
   SF_SKIP_WITHOUT_GPU();
-  PackedWeight destination;
-  destination.codes.resize(size_t(3) << 20);
-  dirty_freed_device_memory(destination);
-  void* flag = nullptr;
-  void* storage = nullptr;
-  ASSERT_EQ(cudaMalloc(&flag, 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&storage, destination.codes.size()), cudaSuccess);
-  std::vector<unsigned char> bytes(destination.codes.size());
-  ASSERT_EQ(cudaMemcpy(bytes.data(), storage, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-  cudaFree(storage);
-  cudaFree(flag);
-  size_t dirty = 0;
-  for (unsigned char b : bytes) dirty += b == kDirtyByte ? 1 : 0;
-  EXPECT_EQ(dirty, bytes.size()) << "of " << bytes.size()
-                                 << " bytes of a reused allocation, only these held the pattern";
+  const ScopedEnv fill(kFillVariable, kFillValue);
+  PackedGeometry g;
+  ASSERT_TRUE(PackedGeometry::make(200, 300, 4, 32, &g).ok());
+  DeviceWeightStorage storage;
+  const Status st =
+      DeviceWeightStorage::allocate(g, DType::kBF16, ZeroPointKind::kInteger, true, &storage);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  std::vector<unsigned char> bytes(storage.bytes());
+  ASSERT_EQ(cudaMemcpy(bytes.data(), storage.view().codes, bytes.size(), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  size_t filled = 0;
+  for (unsigned char b : bytes) filled += b == kFillByte ? 1 : 0;
+  EXPECT_EQ(filled, bytes.size()) << "bytes of a new storage holding the fill byte";
+}
+
+// A fill that is not a byte is refused by name before anything is allocated (host only).
+TEST(DevicePackPadding, FillSettingMustBeAByte) {
+  PackedGeometry g;
+  ASSERT_TRUE(PackedGeometry::make(64, 64, 4, 64, &g).ok());
+  for (const char* bad : {"256", "-1", "0xA5", "lots"}) {
+    const ScopedEnv fill(kFillVariable, bad);
+    DeviceWeightStorage storage;
+    const Status st =
+        DeviceWeightStorage::allocate(g, DType::kBF16, ZeroPointKind::kNone, false, &storage);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad << ": " << st.to_string();
+    EXPECT_NE(st.message().find(kFillVariable), std::string::npos) << st.message();
+    EXPECT_EQ(storage.bytes(), 0u) << bad;
+  }
 }
 
 TEST_P(DevicePackCanonical, MatchesCpuPack) {
@@ -240,7 +243,7 @@ TEST_P(DevicePackCanonical, MatchesCpuPack) {
 
     CanonicalOnDevice src;
     ASSERT_TRUE(src.upload(w, scale_source, zero_source));
-    dirty_freed_device_memory(want);
+    const ScopedEnv fill(kFillVariable, kFillValue);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(src.view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(w.n, w.k, scale_source);
@@ -297,7 +300,7 @@ void expect_gptq_matches(GptqTensors t, DType scale_source, DType dtype, cudaStr
   // cudaMemcpy from pageable memory may return before its DMA lands, and a non-blocking stream
   // does not wait for the legacy stream: make the uploads complete before packing on `stream`.
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  dirty_freed_device_memory(want);
+  const ScopedEnv fill(kFillVariable, kFillValue);
   DeviceWeightStorage storage;
   const Status st = pack_on_device(src.view, dtype, stream, &storage);
   ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);
@@ -408,7 +411,7 @@ TEST_P(DevicePackAwq, MatchesImportThenPack) {
     view.qzeros = qzeros.as<int32_t>();
     view.scales = scales.get();
     view.scales_dtype = scale_source;
-    dirty_freed_device_memory(want);
+    const ScopedEnv fill(kFillVariable, kFillValue);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);
@@ -479,7 +482,7 @@ TEST_P(DevicePackMatMulNBits, MatchesImportThenPack) {
 
     MatMulNBitsOnDevice src;
     ASSERT_TRUE(src.upload(t, scale_source, zero_source));
-    dirty_freed_device_memory(want);
+    const ScopedEnv fill(kFillVariable, kFillValue);
     DeviceWeightStorage storage;
     const Status st = pack_on_device(src.view, dtype, nullptr, &storage);
     ASSERT_TRUE(st.ok()) << st.to_string() << " " << where(t.n, t.k, scale_source);

@@ -8,18 +8,12 @@
 #include <string>
 
 #include "api/environment.h"
+#include "test_helpers.h"
 
 namespace sailfish {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using testing::ScopedEnv;
 
 TEST(PrefillOptions, DefaultsAreUnset) {
   api::ResolvedOptions r;
