@@ -29,7 +29,7 @@ struct BatchInvariantChoice {
 // (choose_tiles' candidates), the one whose worst ratio to the best pair for each M of
 // kBatchInvariantProbeM is least. A pair tuned for one M costs others dearly: the first rule (64
 // tokens at the depth for M = 64) ran 3.4x the default plan at M = 1024 on l3-8b.o (8 splits of
-// fp32 partials over 16 tile rows; H100, docs/perf/decode.md, "Batch-invariant mode"), where the
+// fp32 partials over 16 tile rows; H100, docs/perf/prefill.md, "Batch-invariant mode"), where the
 // model predicts 3.75x. forced_tokens / forced_splits (0: free) restrict the candidates to the
 // user's prefill_tokens / prefill_splits. Ties keep the first tried: narrower, then fewer splits.
 inline BatchInvariantChoice batch_invariant_tiles(const PackedGeometry& g, int sm_count,
