@@ -3,7 +3,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "api/decode_choices.h"
@@ -95,20 +94,13 @@ Status plan_batch_invariant(const api::ResolvedOptions& r, int device, Plan* p) 
     return unsupported("batch_invariant needs the prefill tier (sm_90 with sm_90a kernels): ",
                        prefill.message());
   }
-  // An invalid forced width matches no candidate; plan_prefill then refuses it by name.
-  const bool tokens_valid = !r.prefill_tokens || prefill::is_token_width(*r.prefill_tokens);
-  const prefill::BatchInvariantChoice choice = prefill::batch_invariant_tiles(
-      p->problem.geometry, p->sm_count,
-      tokens_valid ? static_cast<int>(r.prefill_tokens.value_or(0)) : 0,
-      r.prefill_splits.value_or(0));
-  const int64_t tokens = tokens_valid ? choice.tiles.tokens : *r.prefill_tokens;
-  const int64_t splits = choice.tiles.splits;
+  const int64_t tokens = r.prefill_tokens.value_or(prefill::kBatchInvariantTokens);
+  const int64_t splits = r.prefill_splits.value_or(
+      prefill::batch_invariant_splits(p->problem.geometry, p->sm_count, static_cast<int>(tokens)));
   p->tier = Tier::kPrefill;
   p->batch_invariant = true;
   p->reason = detail::concat("batch_invariant: prefill at ", tokens, "-token tiles and ", splits,
-                             " split(s) for every m (cost model: at most ",
-                             std::round(choice.worst_ratio * 100.0) / 100.0,
-                             "x its best plan for any m of 1-4096)");
+                             " split(s) for every m");
   return prefill::plan_prefill(tokens, splits, r.prefill_stages, false, p);
 }
 

@@ -7,65 +7,27 @@
 // tiles the grid walks, neither of which enters a column's sums.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <iterator>
 
 #include "prefill/config.h"
 #include "sailfish/packed_format.h"
 
 namespace sailfish::prefill {
 
-// The M values a batch-invariant pair is judged at: decode steps to long prefill chunks.
-inline constexpr int64_t kBatchInvariantProbeM[] = {1, 4, 16, 64, 256, 1024, 4096};
+// The width every M runs at unless prefill_tokens is set: one tile up to M = 64, where decode-sized
+// M pays the least for rows of zeros among the widths that keep the wide-M step cost low.
+inline constexpr int kBatchInvariantTokens = 64;
 
-struct BatchInvariantChoice {
-  TileChoice tiles;
-  // The cost model's time for `tiles` over its best pair for the same M, at the worst probe M.
-  double worst_ratio;
-};
-
-// The (token width, split depth) pair every M runs at: of the pairs the cost model knows
-// (choose_tiles' candidates), the one whose worst ratio to the best pair for each M of
-// kBatchInvariantProbeM is least. A pair tuned for one M costs others dearly: the first rule (64
-// tokens at the depth for M = 64) ran 3.4x the default plan at M = 1024 on l3-8b.o (8 splits of
-// fp32 partials over 16 tile rows; H100, docs/perf/prefill.md, "Batch-invariant mode"), where the
-// model predicts 3.75x. forced_tokens / forced_splits (0: free) restrict the candidates to the
-// user's prefill_tokens / prefill_splits. Ties keep the first tried: narrower, then fewer splits.
-inline BatchInvariantChoice batch_invariant_tiles(const PackedGeometry& g, int sm_count,
-                                                  int forced_tokens = 0,
-                                                  int64_t forced_splits = 0) {
+// The split depth every M takes unless prefill_splits is set: the cost model's depth for a single
+// row of tiles (M = tokens), where splitting K matters most; larger M pays for the extra partials
+// (l3-8b.o at M = 1024: 3.4x the default plan, on an H100). A second rule, the pair with the least
+// worst ratio to the model's best over M = 1-4096, took 128-token tiles on two of three Llama-3
+// layers and ran worse on the whole (geometric mean 2.13x the default against 1.86x, l3-8b.gate_up
+// at M = 1 5.0x): the model's 128-token step is 1.3-1.6x too fast below M = 128
+// (docs/perf/prefill.md, "Batch-invariant mode").
+inline int batch_invariant_splits(const PackedGeometry& g, int sm_count, int tokens) {
   const int64_t n_tiles = (g.n_blocks + kConsumers - 1) / kConsumers;
-  constexpr size_t kProbes = std::size(kBatchInvariantProbeM);
-  double best_ns[kProbes];
-  for (size_t i = 0; i < kProbes; ++i) {
-    const int64_t m = kBatchInvariantProbeM[i];
-    const TileChoice b = choose_tiles(n_tiles, m, g.n_pad, g.k_blocks, sm_count);
-    best_ns[i] = estimate_ns(n_tiles, m, g.n_pad, g.k_blocks, sm_count, b.tokens, b.splits);
-  }
-  // A forced depth is taken as given (plan_prefill clamps it to the k-blocks), past kMaxSplits
-  // or kMinBlocksPerSplit too, as prefill_splits is elsewhere; only the width is chosen then.
-  const int64_t fixed_splits =
-      forced_splits != 0 ? std::min<int64_t>(forced_splits, g.k_blocks) : 0;
-  BatchInvariantChoice pick{TileChoice{0, 1}, 0.0};
-  for (int tokens = kMinTokens; tokens <= kMaxTokens; tokens *= 2) {
-    if (forced_tokens != 0 && tokens != forced_tokens) continue;
-    for (int splits = 1; splits <= kMaxSplits; ++splits) {
-      if (fixed_splits == 0 && splits > 1 && g.k_blocks / splits < kMinBlocksPerSplit) break;
-      const int depth = fixed_splits != 0 ? static_cast<int>(fixed_splits) : splits;
-      double worst = 0.0;
-      for (size_t i = 0; i < kProbes; ++i) {
-        const double ns = estimate_ns(n_tiles, kBatchInvariantProbeM[i], g.n_pad, g.k_blocks,
-                                      sm_count, tokens, depth);
-        worst = std::max(worst, ns / best_ns[i]);
-      }
-      if (pick.tiles.tokens == 0 || worst < pick.worst_ratio) {
-        pick = BatchInvariantChoice{TileChoice{tokens, depth}, worst};
-      }
-      if (fixed_splits != 0) break;
-    }
-  }
-  return pick;
+  return choose_tiles(n_tiles, tokens, g.n_pad, g.k_blocks, sm_count, tokens).splits;
 }
 
 }  // namespace sailfish::prefill

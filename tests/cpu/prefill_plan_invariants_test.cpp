@@ -137,8 +137,8 @@ TEST(PrefillPlanInvariants, BatchInvariantChoicesDoNotFollowM) {
   for (int trial = 0; trial < 300; ++trial) {
     Problem p;
     if (!testing::random_problem(rng, &p)) continue;
-    const prefill::TileChoice pick = prefill::batch_invariant_tiles(p.geometry, 132).tiles;
-    const int tokens = pick.tokens, splits = pick.splits;
+    const int tokens = prefill::kBatchInvariantTokens;
+    const int splits = prefill::batch_invariant_splits(p.geometry, 132, tokens);
     const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
     PrefillPlan first;
     bool have_first = false;
@@ -170,77 +170,6 @@ TEST(PrefillPlanInvariants, BatchInvariantChoicesDoNotFollowM) {
     ++checked;
   }
   EXPECT_GT(checked, 100);
-}
-
-// The cost model's time of (tokens, splits) at m over its best plan for m.
-double model_ratio(const PackedGeometry& g, int64_t m, int tokens, int splits) {
-  const int64_t n_tiles = (g.n_blocks + prefill::kConsumers - 1) / prefill::kConsumers;
-  const prefill::TileChoice best = prefill::choose_tiles(n_tiles, m, g.n_pad, g.k_blocks, 132);
-  return prefill::estimate_ns(n_tiles, m, g.n_pad, g.k_blocks, 132, tokens, splits) /
-         prefill::estimate_ns(n_tiles, m, g.n_pad, g.k_blocks, 132, best.tokens, best.splits);
-}
-
-double worst_model_ratio(const PackedGeometry& g, int tokens, int splits) {
-  double worst = 0.0;
-  for (const int64_t m : prefill::kBatchInvariantProbeM) {
-    worst = std::max(worst, model_ratio(g, m, tokens, splits));
-  }
-  return worst;
-}
-
-// The batch-invariant pair is the minimax one: its reported worst ratio is its ratio at some probe
-// M, and every other width and depth the cost model can run does as badly or worse somewhere.
-TEST(PrefillPlanInvariants, BatchInvariantPairHasTheLeastWorstRatio) {
-  std::mt19937_64 rng(testing::test_seed() + 2);
-  int checked = 0;
-  for (int trial = 0; trial < 200; ++trial) {
-    Problem p;
-    if (!testing::random_problem(rng, &p)) continue;
-    const PackedGeometry& g = p.geometry;
-    const prefill::BatchInvariantChoice pick = prefill::batch_invariant_tiles(g, 132);
-    const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
-    EXPECT_NEAR(worst_model_ratio(g, pick.tiles.tokens, pick.tiles.splits), pick.worst_ratio, 1e-9)
-        << what;
-    EXPECT_GE(pick.worst_ratio, 1.0) << what;
-    for (int tokens = prefill::kMinTokens; tokens <= prefill::kMaxTokens; tokens *= 2) {
-      for (int splits = 1; splits <= prefill::kMaxSplits; ++splits) {
-        if (splits > 1 && g.k_blocks / splits < prefill::kMinBlocksPerSplit) break;
-        EXPECT_GE(worst_model_ratio(g, tokens, splits), pick.worst_ratio - 1e-9)
-            << what << ": " << tokens << " tokens, " << splits << " splits";
-      }
-    }
-    ++checked;
-  }
-  EXPECT_GT(checked, 60);
-}
-
-// On the Llama-3 shapes the pick bounds the cost of invariance better than the first rule did (64
-// tokens at the model's depth for M = 64, which ran 3.4x the default plan at M = 1024 on l3-8b.o),
-// and a forced width or depth is kept.
-TEST(PrefillPlanInvariants, BatchInvariantPairBeatsTheFixedWidthRule) {
-  const int64_t shapes[][2] = {{4096, 4096},  {6144, 4096}, {28672, 4096}, {4096, 14336},
-                               {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
-  for (const auto& [n, k] : shapes) {
-    PackedGeometry g;
-    ASSERT_TRUE(PackedGeometry::make(n, k, 4, 128, &g).ok());
-    const std::string what = std::to_string(k) + "x" + std::to_string(n);
-    const int64_t n_tiles = (g.n_blocks + prefill::kConsumers - 1) / prefill::kConsumers;
-    const int old_splits = prefill::choose_tiles(n_tiles, 64, g.n_pad, g.k_blocks, 132, 64).splits;
-    const prefill::BatchInvariantChoice pick = prefill::batch_invariant_tiles(g, 132);
-    EXPECT_LE(pick.worst_ratio, worst_model_ratio(g, 64, old_splits) + 1e-9) << what;
-    EXPECT_LT(pick.worst_ratio, 2.5) << what;
-
-    const prefill::BatchInvariantChoice wide = prefill::batch_invariant_tiles(g, 132, 256);
-    EXPECT_EQ(wide.tiles.tokens, 256) << what;
-    const prefill::BatchInvariantChoice deep = prefill::batch_invariant_tiles(g, 132, 0, 11);
-    EXPECT_EQ(deep.tiles.splits, 11) << what << ": a forced depth past kMaxSplits stays";
-    EXPECT_NEAR(deep.worst_ratio, worst_model_ratio(g, deep.tiles.tokens, 11), 1e-9) << what;
-  }
-  // l3-8b.o: the first rule's 8 splits at 64 tokens predicted 3.75x at M = 1024.
-  PackedGeometry o;
-  ASSERT_TRUE(PackedGeometry::make(4096, 4096, 4, 128, &o).ok());
-  EXPECT_GT(worst_model_ratio(o, 64, 8), 3.5);
-  EXPECT_LT(prefill::batch_invariant_tiles(o, 132).worst_ratio, 2.5);
 }
 
 }  // namespace
