@@ -23,7 +23,7 @@ inline constexpr int kBatchInvariantTokens = 64;
 // (l3-8b.o at M = 1024: 3.4x the default plan, on an H100). A second rule, the pair with the least
 // worst ratio to the model's best over M = 1-4096, took 128-token tiles on two of three Llama-3
 // layers and ran worse on the whole (geometric mean 2.13x the default against 1.86x, l3-8b.gate_up
-// at M = 1 5.0x): the model's 128-token step is 1.3-1.6x too fast below M = 128
+// at M = 1 5.0x): below M = 128 the model puts the 128-token step up to 1.6x too fast
 // (docs/perf/prefill.md, "Batch-invariant mode").
 inline int batch_invariant_splits(const PackedGeometry& g, int sm_count, int tokens) {
   const int64_t n_tiles = (g.n_blocks + kConsumers - 1) / kConsumers;
