@@ -1,7 +1,7 @@
 // sailfish_wgmma_probe, the forms with every operand already in shared memory (rs, ss, rs-dq,
-// ss-dq, mma-dq; wgmma_probe.cu describes them): one kernel, probe_kernel, that loops over one
-// 64 x 64 block's tensor work `iterations` times, and its measurement over 1 .. max_threads / 128
-// warpgroups a CTA.
+// ss-dq, mma-dq, mma-nc; wgmma_probe.cu describes them): one kernel, probe_kernel, that loops over
+// one 64 x 64 block's tensor work `iterations` times, and its measurement over 1 .. max_threads /
+// 128 warpgroups a CTA.
 #pragma once
 
 #include "common/ptx/fence_proxy.cuh"
@@ -13,7 +13,11 @@
 
 namespace sailfish::probe {
 
-enum class Form { kRs, kSs, kRsDequant, kSsDequant, kMmaDequant };
+enum class Form { kRs, kSs, kRsDequant, kSsDequant, kMmaDequant, kMmaNoConversion };
+// The forms built on the decode tier's warp-split step (one warp a block, mma.sync).
+__host__ __device__ constexpr bool is_mma_sync(Form f) {
+  return f == Form::kMmaDequant || f == Form::kMmaNoConversion;
+}
 inline const char* form_name(Form f) {
   switch (f) {
     case Form::kRs: return "rs";
@@ -21,6 +25,7 @@ inline const char* form_name(Form f) {
     case Form::kRsDequant: return "rs-dq";
     case Form::kSsDequant: return "ss-dq";
     case Form::kMmaDequant: return "mma-dq";
+    case Form::kMmaNoConversion: return "mma-nc";
   }
   return "?";
 }
@@ -28,11 +33,11 @@ inline const char* form_name(Form f) {
 // Per warpgroup: [B tile (activations, n x 128 B)] [two A tiles] [two 2 KB code areas];
 // mma-dq per warp: [activations, n x 128 B] [two 2 KB code areas].
 __host__ __device__ constexpr int region_bytes(Form f, int n) {
-  return f == Form::kMmaDequant ? b_tile_bytes(n) + 2 * kBlockBytes
-                                : b_tile_bytes(n) + 2 * kATileBytes + 2 * kBlockBytes;
+  return is_mma_sync(f) ? b_tile_bytes(n) + 2 * kBlockBytes
+                        : b_tile_bytes(n) + 2 * kATileBytes + 2 * kBlockBytes;
 }
 __host__ __device__ constexpr int regions_per_cta(Form f, int warpgroups) {
-  return f == Form::kMmaDequant ? 4 * warpgroups : warpgroups;
+  return is_mma_sync(f) ? 4 * warpgroups : warpgroups;
 }
 // The launch bound, so that ptxas gives each instance the registers its accumulators need:
 // 256-token wgmma holds 128 accumulators a thread (two warpgroups at most), 128-token 64 (three:
@@ -40,8 +45,8 @@ __host__ __device__ constexpr int regions_per_cta(Form f, int warpgroups) {
 // warpgroups (24 warps), everything else up to 4 (mma-dq at 16 tokens spilled 24 bytes in the 80
 // registers of 6).
 __host__ __device__ constexpr int max_threads(Form f, int n) {
-  return f == Form::kMmaDequant || (f == Form::kRsDequant && n <= 32)
-             ? (n <= (f == Form::kMmaDequant ? 8 : 16) ? 768 : 512)
+  return is_mma_sync(f) || (f == Form::kRsDequant && n <= 32)
+             ? (n <= (is_mma_sync(f) ? 8 : 16) ? 768 : 512)
              : n == 256 ? 256 : n == 128 ? 384 : 512;
 }
 
@@ -65,7 +70,7 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warpgroup = threadIdx.x / 128, wg_thread = threadIdx.x % 128;
-  const int region = kForm == Form::kMmaDequant ? warp : warpgroup;
+  const int region = is_mma_sync(kForm) ? warp : warpgroup;
   const uint32_t region_address = base + region * kRegion;
   const uint32_t b_tile = region_address;
   const uint32_t a_tiles = region_address + b_tile_bytes(kN);
@@ -73,7 +78,12 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
   float result = 0.0f;
   long long start = 0, stop = 0;
 
-  if constexpr (kForm == Form::kMmaDequant) {
+  if constexpr (is_mma_sync(kForm)) {
+    // mma-nc: the loaded words are the A fragments as they are, no conversion: what the loop's
+    // shared loads, ldmatrix and mma cost alone (the tensor pipe's share of mma-dq). No form
+    // keeps the conversion without the mma: ptxas drops fragments nothing reads, and any reader
+    // (a fold into one register, a store) would add to the ALU or the shared-memory pipe.
+    constexpr bool kConvert = kForm == Form::kMmaDequant;
     constexpr int kTiles = kN / 8;
     constexpr bool kOffsetForm = kTiles <= 2;
     float acc[4][kTiles][4] = {};
@@ -111,7 +121,10 @@ __global__ void __launch_bounds__(max_threads(kForm, kN), 1)
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             uint32_t a[4];
-            if constexpr (kOffsetForm) {
+            if constexpr (!kConvert) {
+#pragma unroll
+              for (int r = 0; r < 4; ++r) a[r] = words[j][r];  // the loaded quad: no moves
+            } else if constexpr (kOffsetForm) {
               gpu::Pair<bf16> v[4];
               gpu::int4_word_to_offset_pairs<bf16>(words[j][sp + half], v);
               a[0] = gpu::pair_bits(v[0]);

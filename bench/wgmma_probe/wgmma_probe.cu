@@ -15,6 +15,8 @@
 //   mma-dq  the decode tier's warp-split step: a warp converts a whole block (16 words a lane;
 //           offset form with a correction mma at 1-2 token tiles, subtract and scale per pair at
 //           4) and runs mma.sync.m16n8k16 for N / 8 token tiles, activations by ldmatrix.
+//   mma-nc  mma-dq without the conversion, the loaded words used as the fragments: what its
+//           shared loads, ldmatrix and mma.sync alone cost (the tensor pipe's share).
 //   stream  rs-dq fed from global memory: blocks of 2 KB of codes from a buffer of several GiB
 //           (cold), activation slices (N x 128 B) from a 1 MB buffer that stays in L2 and a
 //           128-byte scale row a block, through three pipeline layouts:
@@ -74,6 +76,7 @@ int main() {
   measure_widths<Form::kRsDequant, 16, 32, 64>(&rows, sms, sink, cycles);
   measure_widths<Form::kSsDequant, 16, 32, 64>(&rows, sms, sink, cycles);
   measure_widths<Form::kMmaDequant, 8, 16, 32>(&rows, sms, sink, cycles);
+  measure_widths<Form::kMmaNoConversion, 8, 16, 32>(&rows, sms, sink, cycles);
 
   // The stream form: every warpgroup its own ring, 4 warpgroups an SM unless noted.
   constexpr int kStreamBlocks = 1024;
@@ -127,13 +130,13 @@ int main() {
   }
   std::printf("%s, %d SMs. SM cycles per 64 x 64 block (all of one SM's blocks of an\n"
               "iteration); 122 = what 4.4 TB/s of int4 weights needs at 1.98 GHz. 'units' =\n"
-              "warpgroups (wgmma) or warps (mma-dq) per SM; tensor%% = the block's FMAs over 2048\n"
+              "warpgroups (wgmma) or warps (mma-dq, mma-nc) per SM; tensor%% = the block's FMAs over 2048\n"
               "a cycle (dense bf16 peak per SM).\n",
               prop.name, sms);
   std::printf("%-7s %4s %6s %5s %12s %9s %8s\n", "form", "N", "units", "regs", "cyc/block",
               "x122", "tensor%");
   for (const Row& r : rows) {
-    const int units = r.form == Form::kMmaDequant ? 4 * r.warpgroups : r.warpgroups;
+    const int units = is_mma_sync(r.form) ? 4 * r.warpgroups : r.warpgroups;
     if (r.skipped != nullptr) {
       std::printf("%-7s %4d %6d %5d %12s (%s)\n", form_name(r.form), r.n, units, r.registers,
                   "-", r.skipped);
