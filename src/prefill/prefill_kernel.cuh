@@ -279,8 +279,10 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     // one scale (or zero-shift or zero-fold) row each: 1 + 2 + 2 x 4 x 3 = 27 lanes at most.
     const int lane = threadIdx.x % 32;
     if (lane == 0) gpu::prefetch_tensor_map(&act_map);
-    // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel.
-    gpu::wait_for_previous_grid();
+    // Activations (and, for the epilogue, Y and the partials) may belong to the previous kernel;
+    // with two CTAs an SM the first stage's weights go out before the wait (kEarlyStages below).
+    constexpr int kEarlyStages = kOneCtaPerSm ? 0 : 1;
+    if constexpr (kEarlyStages == 0) gpu::wait_for_previous_grid();
     const int kinds = kZeroPoints ? 3 : 1;
     // This lane's meta copy (scale, shift or fold row r of consumer c), if any.
     const int meta_index = lane - 1 - kConsumers;
@@ -303,6 +305,16 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     WorkSchedule schedule(p.n_tiles, p.m_tiles, p.k_blocks, p.splits, stream_k, blockIdx.x,
                           gridDim.x);
     WorkPiece piece;
+    // The weights and their scale rows are never the previous kernel's. So with two CTAs an SM
+    // the first piece's first stage takes its weight and scale copies before
+    // gpu::wait_for_previous_grid(), while the previous kernel drains, and its activations after
+    // it; the stage's barrier is armed for all its bytes first, so it cannot complete before
+    // they land. H100 A/B (docs/perf/prefill.md, stop 61): one stage ran 0.87-1.01x the time at
+    // M = 17-64 on 47 of 48 int4 and int8 rows (l3-8b.o 0.87-0.95; int8 l3-70b.gate_up at M = 64
+    // 1.04x), two stages less well (0.97-1.02x), all seven 1.02-1.10x (the first activations
+    // queue behind ~56 KB of weights an SM); with one CTA an SM (128 and 256 tokens) one stage
+    // ran 1.01-1.04x at M = 128, so that layout waits first, as before.
+    bool waited = kEarlyStages == 0;
     while (schedule.next(&piece)) {
       const UnitCoord u = piece.unit;
       const int kb_begin = piece.kb_begin, kb_end = piece.kb_end;
@@ -318,13 +330,21 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
       const T* strip_meta = meta_source + strip * 64 + int64_t(meta_r) * p.n_pad;
       const int count = kb_end - kb_begin;
       const int rotation = k_rotation(u, count);
-      for (int j = 0; j < count; ++j) {
-        const int kb = kb_begin + (j + rotation < count ? j + rotation : j + rotation - count);
+      auto k_block = [&](int j) {
+        return kb_begin + (j + rotation < count ? j + rotation : j + rotation - count);
+      };
+      auto load_activations = [&](int kb, uint32_t dst, int at_stage) {
+        gpu::tma_load_2d(dst, &act_map, kb * 64, u.m_tile * kTokens, full_bar(at_stage));
+      };
+      // Stage `stage` for piece block j: free and armed by lane 0 (with the activations' copy if
+      // `activations`), then the weight and scale copies.
+      auto fill_stage = [&](int j, bool activations) {
+        const int kb = k_block(j);
         const uint32_t dst = base + stage * kStage;
         if (lane == 0) {
           gpu::mbarrier_wait(empty_bar(stage), phase ^ 1);
           gpu::mbarrier_arrive_expect_tx(full_bar(stage), bytes);
-          gpu::tma_load_2d(dst, &act_map, kb * 64, u.m_tile * kTokens, full_bar(stage));
+          if (activations) load_activations(kb, dst, stage);
         }
         __syncwarp();  // the stage is free and armed before any other lane's copy targets it
         if (weight_lane) {
@@ -339,8 +359,20 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
           stage = 0;
           phase ^= 1;
         }
+      };
+      int j = 0;
+      if (kEarlyStages > 0 && !waited) {  // the first piece: stages 0 .. early - 1, all free
+        const int early = count < kEarlyStages ? count : kEarlyStages;
+        for (; j < early; ++j) fill_stage(j, false);
+        gpu::wait_for_previous_grid();
+        waited = true;
+        if (lane == 0) {
+          for (int e = 0; e < early; ++e) load_activations(k_block(e), base + e * kStage, e);
+        }
       }
+      for (; j < count; ++j) fill_stage(j, true);
     }
+    if (kEarlyStages > 0 && !waited) gpu::wait_for_previous_grid();  // no piece
     return;
   }
 
