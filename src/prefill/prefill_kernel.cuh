@@ -311,9 +311,10 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     // it; the stage's barrier is armed for all its bytes first, so it cannot complete before
     // they land. H100 A/B (docs/perf/prefill.md, stop 61): one stage ran 0.87-1.01x the time at
     // M = 17-64 on 47 of 48 int4 and int8 rows (l3-8b.o 0.87-0.95; int8 l3-70b.gate_up at M = 64
-    // 1.04x), two stages less well (0.97-1.02x), all seven 1.02-1.10x (the first activations
-    // queue behind ~56 KB of weights an SM); with one CTA an SM (128 and 256 tokens) one stage
-    // ran 1.01-1.04x at M = 128, so that layout waits first, as before.
+    // 1.04x, Stream-K, as much with that grid waiting first), two stages less well
+    // (0.97-1.02x), all seven 1.02-1.10x (the first activations queue behind ~56 KB of weights
+    // an SM); with one CTA an SM (128 and 256 tokens) one stage ran 1.01-1.04x at M = 128, so
+    // that layout waits first, as before.
     bool waited = kEarlyStages == 0;
     while (schedule.next(&piece)) {
       const UnitCoord u = piece.unit;
