@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
         }
       };
       int j = 0;
-      if (kEarlyStages > 0 && !waited) {  // the first piece: stages 0 .. early - 1, all free
+      if (!waited) {  // the first piece: stages 0 .. early - 1 of the ring, all free
         const int early = count < kEarlyStages ? count : kEarlyStages;
         for (; j < early; ++j) fill_stage(j, false);
         gpu::wait_for_previous_grid();
@@ -373,7 +373,7 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
       }
       for (; j < count; ++j) fill_stage(j, true);
     }
-    if (kEarlyStages > 0 && !waited) gpu::wait_for_previous_grid();  // no piece
+    if (!waited) gpu::wait_for_previous_grid();  // no piece
     return;
   }
 
