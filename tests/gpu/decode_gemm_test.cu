@@ -93,7 +93,9 @@ INSTANTIATE_TEST_SUITE_P(BitsTypesModes, DecodeMSweep,
                                             ::testing::Values(DType::kF16, DType::kBF16),
                                             ::testing::Bool()));
 
-// The default split epilogue is deterministic too: bitwise identical run to run.
+// The default split epilogue is deterministic too: bitwise identical run to run, in graph replays,
+// and in runs enqueued back to back on one workspace (overlapping under programmatic dependent
+// launch).
 TEST(DecodeDeterminism, DefaultEpilogueIsBitwiseStable) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 206);
@@ -105,6 +107,8 @@ TEST(DecodeDeterminism, DefaultEpilogueIsBitwiseStable) {
   c.m = 3;
   c.options = decode_options();
   c.repeats = 5;
+  c.graph_replays = 2;
+  c.back_to_back = 3;
   const auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_GT(r.splits, 1);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -118,6 +119,48 @@ GemmCheckResult prepare(const GemmCase& c, uint64_t seed, SharedInputs* in) {
   return ok;
 }
 
+// GemmCase::graph_replays: enqueue (one run) captured in a graph on a stream of its own, then
+// `replays` launches of it, y poisoned before each (on that stream) and `check(replay)` after
+// each; false with *failure set if a CUDA call fails or check returns false (check sets it).
+template <typename Enqueue, typename Check>
+bool replay_in_graph(int replays, const DeviceBuffer& y, Enqueue enqueue, Check check,
+                     std::string* failure) {
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  auto cuda_failed = [&](const char* what, cudaError_t e) {
+    *failure = std::string(what) + ": " + cudaGetErrorString(e);
+    return false;
+  };
+  bool ok = [&]() {
+    cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return cuda_failed("cudaStreamCreateWithFlags", e);
+    e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) return cuda_failed("cudaStreamBeginCapture", e);
+    const Status enqueued = enqueue(stream);
+    e = cudaStreamEndCapture(stream, &graph);
+    if (!enqueued.ok()) {
+      *failure = "run (captured): " + enqueued.to_string();
+      return false;
+    }
+    if (e != cudaSuccess) return cuda_failed("cudaStreamEndCapture", e);
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e != cudaSuccess) return cuda_failed("cudaGraphInstantiate", e);
+    for (int replay = 0; replay < replays; ++replay) {
+      e = cudaMemsetAsync(y.get(), 0xff, y.bytes(), stream);
+      if (e == cudaSuccess) e = cudaGraphLaunch(exec, stream);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) return cuda_failed("graph replay", e);
+      if (!check(replay)) return false;
+    }
+    return true;
+  }();
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  return ok;
+}
+
 // One plan of c run on the shared inputs, checked.
 GemmCheckResult run_prepared(const GemmCase& c, SharedInputs& in) {
   const QuantizedWeight& w = c.weight;
@@ -193,6 +236,56 @@ GemmCheckResult run_prepared(const GemmCase& c, SharedInputs& in) {
       return r;
     }
     bitwise_stable &= again == y_bits;
+  }
+  if (c.graph_replays > 0) {
+    std::string replay_failure;
+    if (!replay_in_graph(c.graph_replays, d_y, [&](cudaStream_t stream) {
+          return run(plan, args, d_ws.get(), d_ws.bytes(), context, stream);
+        }, [&](int replay) {
+          std::vector<uint16_t> again;
+          if (std::string past = download_y(&again); !past.empty()) {
+            replay_failure = "graph replay " + std::to_string(replay) + ": " + past;
+            return false;
+          }
+          bitwise_stable &= again == y_bits;
+          return true;
+        }, &replay_failure)) {
+      GemmCheckResult r;
+      r.message = replay_failure;
+      return r;
+    }
+  }
+  if (c.back_to_back > 0) {
+    std::vector<DeviceBuffer> ys(static_cast<size_t>(c.back_to_back));
+    for (DeviceBuffer& y : ys) {
+      if (!y.allocate(d_y.bytes())) return failure("device allocation", cudaGetLastError());
+      err = cudaMemset(y.get(), 0xff, y.bytes());
+      if (err != cudaSuccess) return failure("poison", err);
+    }
+    err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) return failure("poison", err);
+    for (DeviceBuffer& y : ys) {
+      RunArgs chained = args;
+      chained.y = y.get();
+      if (Status st = run(plan, chained, d_ws.get(), d_ws.bytes(), context, nullptr); !st.ok()) {
+        return failure("run (back to back)", st);
+      }
+    }
+    err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) return failure("kernel execution (back to back)", err);
+    for (size_t i = 0; i < ys.size(); ++i) {
+      std::vector<uint16_t> all = ys[i].download<uint16_t>();
+      const bool guard_intact =
+          std::all_of(all.begin() + static_cast<std::ptrdiff_t>(y_elements), all.end(),
+                      [](uint16_t v) { return v == 0xffff; });
+      all.resize(y_elements);
+      if (!guard_intact) {
+        GemmCheckResult r;
+        r.message = "back-to-back run " + std::to_string(i) + " wrote past Y";
+        return r;
+      }
+      bitwise_stable &= all == y_bits;
+    }
   }
   // The inputs are read-only.
   if (d_a.download<uint16_t>() != in.a_bits ||

@@ -44,6 +44,18 @@ struct GemmCase {
   bool bias = false;
   Options options;
   int repeats = 1;  // > 1: run again on a re-poisoned output and compare the bits
+  // > 0: then capture one run() in a CUDA graph and replay it this many times, Y re-poisoned
+  // before each replay and the workspace left as the last replay left it (as a served model's
+  // graph does), each replay's bits compared with the first run's. Replays share everything
+  // captured, so this is what catches state a run must leave as it found it, and a graph's
+  // programmatic-dependent-launch edges between a call's kernels.
+  int graph_replays = 0;
+  // > 0: then this many runs enqueued back to back on one stream with no synchronization between
+  // them, sharing the workspace, each into a Y of its own (poisoned first), each compared with the
+  // first run's bits. Under programmatic dependent launch a run's kernels then overlap the one
+  // before's, which is what catches a run reading workspace the next one already overwrites (a
+  // split grid's partials, read by its reduce while the next call's main kernel starts).
+  int back_to_back = 0;
   // The red.global epilogue rounds each split's partial sum to 16 bits: allow half an output ulp
   // (at the largest magnitude) per split on top of the rule.
   bool allow_split_rounding = false;

@@ -182,7 +182,10 @@ TEST(PrefillPersistent, SeveralUnitsPerCta) {
   }
 }
 
-// Split-K and the single-split path are both bitwise stable run to run (no atomics anywhere).
+// Split-K and the single-split path are both bitwise stable run to run (no atomics anywhere), in
+// replays of a captured graph, and in runs enqueued back to back on one workspace, whose kernels
+// overlap under programmatic dependent launch (each run's main kernel may start while the last
+// run's reduce still reads the partials it will overwrite).
 TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 304);
@@ -195,10 +198,13 @@ TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
   c.bias = true;
   c.options = prefill_options();
   c.repeats = 5;
+  c.graph_replays = 3;
+  c.back_to_back = 4;
   auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_GT(r.splits, 1);
-  EXPECT_TRUE(r.bitwise_stable) << "the split-K reduce changed bits between runs";
+  EXPECT_TRUE(r.bitwise_stable)
+      << "the split-K reduce changed bits between runs, replays or back-to-back runs";
   c.options.deterministic = true;
   r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
@@ -209,7 +215,7 @@ TEST(PrefillDeterminism, BitwiseIdenticalRepeats) {
 // eight loads (piece 0, then 1-8, then 9-11); N = 4099 is not a multiple of four, so the last
 // column quad stores three outputs; and M = 230 is more token rows than reduce_grid gives
 // (on the H200: 5 column blocks -> 132 * 8 / 5 = 211 rows), so CTAs stride over tokens. Bitwise
-// repeats too.
+// repeats, graph replays and back-to-back runs too.
 TEST(PrefillSplitReduce, ManySplitsOddColumnsTokenStride) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 313);
@@ -225,6 +231,8 @@ TEST(PrefillSplitReduce, ManySplitsOddColumnsTokenStride) {
   c.options.prefill_tokens = 128;
   c.options.prefill_splits = 12;
   c.repeats = 2;
+  c.graph_replays = 2;
+  c.back_to_back = 3;
   const auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.splits, 12);
@@ -255,6 +263,7 @@ TEST(PrefillLaunch, WithAndWithoutProgrammaticDependentLaunch) {
     c.bias = true;
     c.options = prefill_options(pdl);
     c.repeats = 3;
+    c.back_to_back = 3;
     const auto r = testing::run_and_check(c, rng());
     EXPECT_TRUE(r.ok) << "pdl=" << pdl << ": " << r.message;
     EXPECT_TRUE(r.bitwise_stable);

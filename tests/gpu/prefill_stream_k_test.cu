@@ -106,7 +106,9 @@ TEST(PrefillStreamK, WholeTilesBetweenSharedPieces) {
   }
 }
 
-// The fixup sums in CTA order and nothing is atomic: the same bits every run.
+// The fixup sums in CTA order and nothing is atomic: the same bits every run, in graph replays, and
+// in runs enqueued back to back on one workspace (each run's main kernel may start while the last
+// run's fixup still reads the slots it will overwrite).
 TEST(PrefillStreamK, BitwiseIdenticalRepeats) {
   SF_SKIP_WITHOUT_PREFILL();
   std::mt19937_64 rng(testing::test_seed() + 323);
@@ -119,10 +121,13 @@ TEST(PrefillStreamK, BitwiseIdenticalRepeats) {
   c.bias = true;
   c.options = stream_k_options(64);
   c.repeats = 5;
+  c.graph_replays = 2;
+  c.back_to_back = 3;
   const auto r = testing::run_and_check(c, rng());
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_TRUE(r.prefill_stream_k);
-  EXPECT_TRUE(r.bitwise_stable) << "the Stream-K fixup changed bits between runs";
+  EXPECT_TRUE(r.bitwise_stable)
+      << "the Stream-K fixup changed bits between runs, replays or back-to-back runs";
 }
 
 // What the plan chooses (no data): Stream-K where the split grid leaves a partial wave, the split
