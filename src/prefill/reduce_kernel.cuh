@@ -29,8 +29,16 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const ReducePara
   const int64_t split_stride = int64_t(p.m_pad) * p.n_pad;
   const int quads = (p.n + 3) / 4;
   const T* bias = static_cast<const T*>(p.bias);
-  gpu::wait_for_previous_grid();
+  // The next grid is let in before this one waits for the main grid: its CTAs take the room the
+  // main grid's leave and start their prologues (the prefill producer's first weight copies) while
+  // this kernel still runs. After the wait, as before, it was let in only once the main grid had
+  // ended. H100, five interleaved rounds (docs/perf/prefill.md, stop 62): int8 split plans at
+  // M = 17 and 32 0.975-1.010x (l3-70b.o and l3-70b.qkv at M = 17 0.975 and 0.978), int4 at
+  // M = 33 and 64 0.992-1.004x, the Stream-K fixup's l3-70b.gate_up 0.997-1.004x. (The decode
+  // main kernel measured the other way, v48 in docs/perf/decode.md: let in at its start, the next
+  // launches queued their weight copies ahead of its own loads. This kernel has none.)
   gpu::allow_next_grid();
+  gpu::wait_for_previous_grid();
   for (int token = blockIdx.y; token < p.m; token += gridDim.y) {
     for (int q = blockIdx.x * kReduceThreads + threadIdx.x; q < quads;
          q += gridDim.x * kReduceThreads) {

@@ -56,8 +56,10 @@ __global__ void __launch_bounds__(kFixupThreads) stream_k_fixup_kernel(const Fix
     }
   }
   __syncthreads();
-  gpu::wait_for_previous_grid();
+  // The next grid is let in before the wait, as in reduce_kernel.cuh (l3-70b.gate_up's Stream-K
+  // plans ran 0.997-1.004x so on an H100, docs/perf/prefill.md, stop 62).
   gpu::allow_next_grid();
+  gpu::wait_for_previous_grid();
   if (tile_info[0] < 0) return;
   const int owner_first = tile_info[1], owner_last = tile_info[2];
   const int64_t floats = stream_k_slot_floats(p.tokens);
