@@ -8,6 +8,13 @@
 //     the copy engine and stall a graph.
 // reduce_kernel, after the main kernel whenever several splits use the default epilogue: Y = sum
 // of the split partials in split order + bias, the same order every run (deterministic).
+//
+// Both let the next grid in (launch_dependents) before their own griddepcontrol.wait: the next
+// kernel reads nothing of theirs before its own wait, and the main kernel after a prep then
+// issues its weight copies while the prep still waits for the layer before. With the wait first,
+// an act-order call's main kernel started only once the previous layer had ended. H100, three
+// interleaved rounds of act-order int4 (docs/perf/decode.md, v53): M = 1 0.78-0.98x (l3-8b.o
+// 7.99 -> 6.25 us), M = 16 0.88-1.00x; the prefill tier's M = 64 0.98-1.01x.
 #pragma once
 
 #include <algorithm>
@@ -39,8 +46,8 @@ __global__ void prep_kernel(const PrepParams p) {
   const int64_t inits = p.y != nullptr ? int64_t(p.m) * p.n : 0;
   const T* a = static_cast<const T*>(p.a);
   const T* bias = static_cast<const T*>(p.bias);
-  gpu::wait_for_previous_grid();
   gpu::allow_next_grid();
+  gpu::wait_for_previous_grid();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < copies + inits;
        i += int64_t(gridDim.x) * blockDim.x) {
     if (i < copies) {
@@ -111,8 +118,8 @@ template <typename T>
 __global__ void __launch_bounds__(kReduceThreads) reduce_kernel(const ReduceParams p) {
   const int col = (blockIdx.x * kReduceThreads + threadIdx.x) * kReduceColumns;
   const T* bias = static_cast<const T*>(p.bias);
-  gpu::wait_for_previous_grid();
   gpu::allow_next_grid();
+  gpu::wait_for_previous_grid();
   if (col >= p.n) return;
   const int64_t split_stride = int64_t(p.m_pad) * p.n_pad;
   for (int token = blockIdx.y; token < p.m; token += gridDim.y) {
