@@ -569,7 +569,9 @@ TEST(DecodeDispatch, AutoPicksDecodeForSmallM) {
 }
 
 // Programmatic dependent launch on (the default) and off give the same, correct result, also when
-// runs follow each other on one stream (the second run's weight loads overlap the first's tail).
+// runs follow each other on one stream with no synchronization between them (back_to_back: the
+// next run's prep and main kernels start under this run's, and the prep rewrites the workspace's
+// activation copy the main kernel before it reads) and in graph replays.
 TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
   SF_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(testing::test_seed() + 207);
@@ -585,6 +587,8 @@ TEST(DecodeLaunch, WithAndWithoutProgrammaticDependentLaunch) {
     c.options.tier = Tier::kDecode;
     c.options.programmatic_dependent_launch = pdl;
     c.repeats = 3;
+    c.back_to_back = 4;
+    c.graph_replays = 2;
     const auto r = testing::run_and_check(c, rng());
     EXPECT_TRUE(r.ok) << "pdl=" << pdl << ": " << r.message;
     EXPECT_TRUE(r.bitwise_stable);
