@@ -325,10 +325,12 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // ones, the result holds, for token g, slice 2h in columns 2t (rows g and g + 8: c[0] + c[2],
   // the k 0-7 and k 8-15 halves) and slice 2h + 1 in columns 2t + 1 (c[1] + c[3]). One mma serves
   // two slices with no register moves, and a group that ends between them (groups of 16) takes
-  // only the first slice's part.
-  // The flush moves each token's correction to the accumulator layout with two shuffles. Before,
-  // one mma per slice against a 4-register -offset A fragment, which ptxas rebuilt before every
-  // use (4 instructions a slice).
+  // only the first slice's part. Where the flush adds the correction by mma
+  // (warp_split_flush.cuh: corrects_by_mma), only columns 0 and 1 are fed, so the sums sit in
+  // lane 4g alone and lanes 4g + 1 .. 4g + 3 hold zero; elsewhere the flush moves them with two
+  // shuffles, and the constant stays as it was (columns 0 and 1 only cost ptxas 4-8 instructions
+  // in some two-tile loops). Before v10b, one mma per slice against a 4-register -offset A
+  // fragment, which ptxas rebuilt before every use (4 instructions a slice).
   constexpr bool offset_dequant = kScaleSums;
   using Form = gpu::OffsetForm<T, kBits>;
   constexpr uint32_t kNegativeOffset = Form::kNegativeUnitPair;
@@ -336,8 +338,11 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // scaled by 16.
   constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
   // B fragment: lane (g, t) holds B[k = 2t, 2t+1][n = g] and B[k = 2t+8, 2t+9][n = g].
-  const uint32_t offset_low_k = (lane >> 2) & 1 ? 0u : kNegativeOffset;
-  const uint32_t offset_high_k = (lane >> 2) & 1 ? kNegativeOffset : 0u;
+  constexpr bool kCorrectionInOneLane = detail::corrects_by_mma<T, kBits, kTiles, kZeroPoints>();
+  const uint32_t offset_low_k = kCorrectionInOneLane ? (lane >> 2 == 0 ? kNegativeOffset : 0u)
+                                                     : ((lane >> 2) & 1 ? 0u : kNegativeOffset);
+  const uint32_t offset_high_k = kCorrectionInOneLane ? (lane >> 2 == 1 ? kNegativeOffset : 0u)
+                                                      : ((lane >> 2) & 1 ? kNegativeOffset : 0u);
   float acc[4][kTiles][4], total[4][kTiles][4], correction[kTiles][4];
 #pragma unroll
   for (int tt = 0; tt < kTiles; ++tt) {
