@@ -68,6 +68,8 @@ __device__ __forceinline__ void flush_group_sums(float (&total)[4][kTiles][4],
       token_sum = first_slice_only ? c[0] + c[2] : (c[0] + c[2]) + (c[1] + c[3]);
       unit_sum = token_sum;
     }
+    // Shuffled form: tokens 2t and 2t + 1's corrections (and unit sums, with zero points).
+    [[maybe_unused]] float even = 0.0f, odd = 0.0f, even_unit = 0.0f, odd_unit = 0.0f;
     if constexpr (kCorrectionMma) {
       constexpr uint32_t kOnes = 0x3f803f80u;  // bf16 {1, 1}
       constexpr uint32_t kOnesFragment[4] = {kOnes, kOnes, kOnes, kOnes};
@@ -76,38 +78,30 @@ __device__ __forceinline__ void flush_group_sums(float (&total)[4][kTiles][4],
       for (int j = 0; j < 4; ++j) {
         gpu::mma_m16n8k16<__nv_bfloat16>(acc[j][tt], kOnesFragment, b.b0, b.b1);
       }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          float& t = total[j][tt][i];
-          t = fmaf(group_scale[j][i / 2], acc[j][tt][i], t);
-          if (zero_sums) acc[j][tt][i] = 0.0f;
-        }
-        if (zero_sums && (!first_slice_only || i % 2 == 0)) c[i] = 0.0f;
-      }
     } else {
-      const float even = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8);
-      const float odd = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8 + 4);
-      [[maybe_unused]] float even_unit = even, odd_unit = odd;
+      even = even_unit = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8);
+      odd = odd_unit = __shfl_sync(0xffffffffu, token_sum, (lane & 3) * 8 + 4);
       if constexpr (kZeroPoints && Form::kSplitOffsets) {
         even_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8);
         odd_unit = __shfl_sync(0xffffffffu, unit_sum, (lane & 3) * 8 + 4);
       }
+    }
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4; ++i) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float token_correction = i & 1 ? odd : even;
-          float& t = total[j][tt][i];
-          if constexpr (kZeroPoints) {
-            t = fmaf(group_zero[j][i / 2], i & 1 ? odd_unit : even_unit, t);
-          }
-          t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + token_correction, t);
-          if (zero_sums) acc[j][tt][i] = 0.0f;
+      for (int j = 0; j < 4; ++j) {
+        float& t = total[j][tt][i];
+        if constexpr (kZeroPoints) {
+          t = fmaf(group_zero[j][i / 2], i & 1 ? odd_unit : even_unit, t);
         }
-        if (zero_sums && (!first_slice_only || i % 2 == 0)) c[i] = 0.0f;
+        if constexpr (kCorrectionMma) {
+          t = fmaf(group_scale[j][i / 2], acc[j][tt][i], t);
+        } else {
+          t = fmaf(group_scale[j][i / 2], acc[j][tt][i] + (i & 1 ? odd : even), t);
+        }
+        if (zero_sums) acc[j][tt][i] = 0.0f;
       }
+      if (zero_sums && (!first_slice_only || i % 2 == 0)) c[i] = 0.0f;
     }
   }
 }

@@ -8,32 +8,15 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
+#include "common/float_bits.h"
 #include "repack/layout_inverse.h"  // SF_REPACK_HD
 #include "sailfish/types.h"
 
 namespace sailfish::repack {
 
-SF_REPACK_HD inline uint32_t bits_of(float value) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(value);
-#else
-  uint32_t u = 0;
-  std::memcpy(&u, &value, sizeof(u));
-  return u;
-#endif
-}
-
-SF_REPACK_HD inline float float_of(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float value = 0.0f;
-  std::memcpy(&value, &u, sizeof(value));
-  return value;
-#endif
-}
+using sailfish::detail::bits_of;
+using sailfish::detail::float_of;
 
 SF_REPACK_HD constexpr bool is_finite_bits(uint32_t u) { return (u & 0x7f800000u) != 0x7f800000u; }
 

@@ -12,12 +12,12 @@
 
 namespace {
 
-using sailfish::detail::bits_of_float;
-using sailfish::detail::float_of_bits;
+using sailfish::detail::bits_of;
+using sailfish::detail::float_of;
 using sailfish::detail::split_into_bf16_triple;
 
 // A bf16 bit pattern as the fp32 it stands for.
-double bf16_value(uint32_t bits16) { return float_of_bits(bits16 << 16); }
+double bf16_value(uint32_t bits16) { return float_of(bits16 << 16); }
 
 // hi + mid + lo in double (exact: three floats of at most 8 significant bits each, within 2^48 of
 // each other's scale), checked against x, with the fragment layout the mma reads.
@@ -28,7 +28,7 @@ void expect_exact_split(float x) {
   const double lo = bf16_value(t.b1 & 0xffffu);
   EXPECT_EQ(t.b1 >> 16, 0u) << "the fourth slot must add nothing, x = " << x;
   EXPECT_EQ(hi + mid + lo, static_cast<double>(x)) << "x = " << x << " bits 0x" << std::hex
-                                                   << bits_of_float(x);
+                                                   << bits_of(x);
 }
 
 TEST(Bf16Triple, SplitsSpecialValuesExactly) {
