@@ -5,7 +5,8 @@
 # (tests-sharded: the whole GPU suite in four processes at once, the faster form of tests;
 # spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
 # memcheck on them, and sailfish_moe_bench; moe-cublas: that bench beside cuBLAS; moe-block-rows:
-# scripts/perf/moe_block_rows_probe.sh.) Exit status 0 where every stage's rc was 0, else 1 (2: an
+# scripts/perf/moe_block_rows_probe.sh; sanitize: racecheck, synccheck and initcheck on the
+# small-shape tests of every kernel family.) Exit status 0 where every stage's rc was 0, else 1 (2: an
 # unknown stage or spec); a failed build stops the round.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -242,6 +243,57 @@ for stage in "$@"; do
       python3 "$root/tests/oracle/test_matmul_nbits_gpu.py" --lib "$build/src/libsailfish_c.so" \
         > "$out/conformance.log" 2>&1
       note "matmul_nbits conformance: rc=$? $(tail -1 "$out/conformance.log")" ;;
+    sanitize)
+      built "$build/tests/sailfish_gpu_tests" || continue
+      # compute-sanitizer's other three tools over every kernel family, on the suite's small-shape
+      # tests (memcheck runs in the moe stage and in the stops' own calls): racecheck (shared
+      # memory hazards: the warp-split kernel's stages are filled by cp.async and read by other
+      # lanes after only a __syncwarp, the cluster epilogue writes into another CTA's shared
+      # memory), synccheck (barriers and warp syncs with the wrong threads) and initcheck (global
+      # memory read before any write: the workspace, partials, padded copies).
+      # racecheck skips the prefill group: it does not model bulk copies (cp.async.bulk, TMA)
+      # that complete on an mbarrier's transaction count, so it reports every stage of a
+      # TMA-fed pipeline as a race, the "full" wait's reads after the copy and the "empty"
+      # arrival's reuse alike, and it reports cuBLAS's own sm_90 kernels the same way
+      # (docs/perf/README.md, stop 64). On an H100 (compute-sanitizer 2025.3.1) racecheck took
+      # ~80 s on decode-a, ~260 s on decode-b and 10 s on moe; synccheck and initcheck 3-23 s a
+      # group: ~7 minutes in all, so the whole stage fits one device call only on its own.
+      # Each tool and group runs under a limit in seconds: SANITIZE_TIMEOUT_<tool> for one tool,
+      # else SANITIZE_TIMEOUT, else 330 for racecheck and 120 for the others. SANITIZE_TOOLS and
+      # SANITIZE_GROUPS pick; SANITIZE_FILTER (a gtest filter) replaces every picked group's
+      # filter. Each test's line and time are kept (no --gtest_brief), so a run cut short by its
+      # limit still shows how far it got.
+      declare -A sanitize_filter=(
+        [decode-a]='DecodeKernels.*:DecodeOddShapes.*:DecodeReduceKernel.*:DecodeClusterEpilogue.BitwiseEqualToTheReduceKernel'
+        [decode-b]='DecodeStreamK.ForcedGridsMatchReference:DecodeWarpStages.*Match*Reference:DecodeWideWarps.ForcedWide*'
+        [prefill]='PrefillOddShapes.*:PrefillStreamK.WholeTilesBetweenSharedPieces:PrefillSplitReduce.*:DenseOddShapes.*'
+        [moe]='MoeAlignGpu.*:MoeGemmGpu.DecodeLayersInBothProjections:MoeGemmGpu.SelfAligned*:MoeGemmGpu.FusedCombine*'
+      )
+      for tool in ${SANITIZE_TOOLS:-racecheck synccheck initcheck}; do
+        for group in ${SANITIZE_GROUPS:-decode-a decode-b prefill moe}; do
+          if [ -z "${sanitize_filter[$group]:-}" ]; then
+            note "sanitize: unknown group $group (decode-a decode-b prefill moe)"
+            status=1
+            continue
+          fi
+          if [ "$tool" = racecheck ] && [ "$group" = prefill ]; then
+            note "sanitize racecheck prefill: skipped (bulk copies completing on mbarriers)"
+            continue
+          fi
+          log=$out/sanitize_${tool}_$group.log
+          # The tool's own exit code on a finding (9) is told apart from the tests' (1) and the
+          # timeout's (124).
+          limit_var=SANITIZE_TIMEOUT_$tool
+          default_limit=120
+          [ "$tool" = racecheck ] && default_limit=330
+          timeout -k 10 "${!limit_var:-${SANITIZE_TIMEOUT:-$default_limit}}" compute-sanitizer --tool "$tool" \
+            --error-exitcode 9 --print-limit 20 "$build/tests/sailfish_gpu_tests" \
+            --gtest_filter="${SANITIZE_FILTER:-${sanitize_filter[$group]}}" > "$log" 2>&1
+          rc=$?
+          note "sanitize $tool $group: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | \
+            tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$log" | head -2 | tr '\n' ' ')"
+        done
+      done ;;
     moe)
       built "$build/tests/sailfish_gpu_tests" && built "$build/bench/sailfish_moe_bench" || continue
       # MoE (docs/MOE.md): its GPU tests, under compute-sanitizer's memcheck at one token tile

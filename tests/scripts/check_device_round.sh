@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The device calls docs/perf/README.md prepares, dry-run on the CPU over stand-ins:
-#   scripts/device_round.sh build moe / moe-block-rows moe-cublas / tests-sharded
+#   scripts/device_round.sh build moe / moe-block-rows moe-cublas / tests-sharded / sanitize
 #   scripts/device_decode_final.sh
 # The stand-in benches accept exactly the flags the real ones parse (read from
 # bench/moe/moe_bench.cu and bench/options.cpp) and print their tables' columns; the stand-in
@@ -113,7 +113,11 @@ cat > "$build/tests/sailfish_gpu_tests" <<'TESTS'
 # gtest 1.12's brief output: shard i prints the i-th run of STANDIN_GTEST_LOG, or, unsharded,
 # 16 passed tests; exits 1 when its run has a failed test.
 for a in "$@"; do
-  case "$a" in --gtest_brief=1|--gtest_filter=*) ;; *) echo "unknown flag $a"; exit 1 ;; esac
+  case "$a" in
+    --gtest_brief=1) ;;
+    --gtest_filter=*) echo "Note: Google Test filter = ${a#--gtest_filter=}" ;;
+    *) echo "unknown flag $a"; exit 1 ;;
+  esac
 done
 shard=${GTEST_SHARD_INDEX:-0}
 [ "${STANDIN_CRASH_SHARD:-x}" = "$shard" ] && kill -SEGV $$
@@ -127,10 +131,24 @@ fi
 printf 'Running main() from gtest_main.cc\n[==========] 16 tests from 2 test suites ran. (3575 ms total)\n[  PASSED  ] 16 tests.\n'
 TESTS
 
+# The stand-in sanitizer runs the command it wraps; the tool STANDIN_SANITIZER_FINDS names
+# reports one error and exits with --error-exitcode's value, as the real one does on a finding.
 cat > "$work/path/compute-sanitizer" <<'SAN'
 #!/usr/bin/env bash
-while [ $# -gt 0 ]; do case "$1" in --tool|--error-exitcode) shift 2 ;; *) break ;; esac; done
+tool=memcheck error_rc=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tool) tool=$2; shift 2 ;;
+    --error-exitcode) error_rc=$2; shift 2 ;;
+    --print-limit) shift 2 ;;
+    *) break ;;
+  esac
+done
 "$@"; rc=$?
+if [ "${STANDIN_SANITIZER_FINDS:-}" = "$tool" ]; then
+  echo "========= ERROR SUMMARY: 1 error"
+  exit "$error_rc"
+fi
 echo "========= ERROR SUMMARY: 0 errors"
 exit $rc
 SAN
@@ -224,6 +242,35 @@ grep -q '^packed 9 files into round_files.tar.gz' "$work/c12/summary.txt" &&
   grep -qx moe_bench_cublas.log "$work/c12.list" ||
   fail "the files were not packed: $(ls "$work/c12")"
 
+# --- call 3s: sanitize ---------------------------------------------------------------------------
+# racecheck, synccheck and initcheck on four groups (racecheck skips prefill, saying so): 11 logs
+# and the summary, packed to what the device returns.
+round c3s sanitize || fail "sanitize exited $?: $(cat "$work/c3s.stdout")"
+returned "$work/c3s" "sanitize"
+[ "$(grep -cE '^sanitize [a-z]+ [a-z-]+: rc=0 ========= ERROR SUMMARY: 0 errors \[  PASSED  \] 16 tests' \
+  "$work/c3s/summary.txt")" = 11 ] &&
+  grep -q '^sanitize racecheck prefill: skipped' "$work/c3s/summary.txt" ||
+  fail "sanitize: $(cat "$work/c3s/summary.txt")"
+tar -tzf "$work/c3s/round_files.tar.gz" | grep -qx sanitize_initcheck_decode-b.log ||
+  fail "sanitize's logs were not packed: $(ls "$work/c3s")"
+tar -xzOf "$work/c3s/round_files.tar.gz" sanitize_racecheck_moe.log |
+  grep -qF 'Note: Google Test filter = MoeAlignGpu.*:' || fail "the moe group's filter was not passed"
+# A finding (the tool's exit code 9), an unknown group and a group's own filter.
+if STANDIN_SANITIZER_FINDS=synccheck SANITIZE_GROUPS=moe round c3f sanitize; then
+  fail "sanitize with a finding exited 0"
+fi
+grep -q '^sanitize synccheck moe: rc=9 ========= ERROR SUMMARY: 1 error' "$work/c3f/summary.txt" &&
+  grep -q '^sanitize initcheck moe: rc=0 ' "$work/c3f/summary.txt" ||
+  fail "a finding: $(cat "$work/c3f/summary.txt")"
+if SANITIZE_GROUPS=decode round c3u sanitize; then fail "sanitize of an unknown group exited 0"; fi
+grep -q '^sanitize: unknown group decode (decode-a decode-b prefill moe)' "$work/c3u/summary.txt" ||
+  fail "an unknown group: $(cat "$work/c3u/summary.txt")"
+SANITIZE_TOOLS=initcheck SANITIZE_GROUPS=decode-b SANITIZE_FILTER='DecodeWideWarps.*' \
+  round c3o sanitize || fail "sanitize with a filter exited $?"
+[ "$(grep -c '^sanitize ' "$work/c3o/summary.txt")" = 1 ] &&
+  grep -qxF 'Note: Google Test filter = DecodeWideWarps.*' "$work/c3o/sanitize_initcheck_decode-b.log" ||
+  fail "one tool and group, its own filter: $(cat "$work/c3o/summary.txt")"
+
 # --- call 4: device_decode_final.sh -------------------------------------------------------------
 OUT=$work/c4 bash "$root/scripts/device_decode_final.sh" > "$work/c4.stdout" 2>&1 ||
   fail "device_decode_final.sh exited $?: $(cat "$work/c4.stdout")"
@@ -258,4 +305,5 @@ if OUT=$work/c4d SAILFISH_BUILD_DIR=$work/nodev bash "$root/scripts/device_decod
 fi
 [ "$(grep -c ': rc=2$' "$work/c4d/decode_final_summary.txt")" = 5 ] ||
   fail "the failed runs: $(cat "$work/c4d.stdout")"
-echo "ok: device_round.sh (build moe, moe-block-rows moe-cublas, tests-sharded), device_decode_final.sh"
+echo "ok: device_round.sh (build moe, moe-block-rows moe-cublas, tests-sharded, sanitize)," \
+  "device_decode_final.sh"
