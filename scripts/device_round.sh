@@ -251,11 +251,11 @@ for stage in "$@"; do
       # lanes after only a __syncwarp, the cluster epilogue writes into another CTA's shared
       # memory), synccheck (barriers and warp syncs with the wrong threads) and initcheck (global
       # memory read before any write: the workspace, partials, padded copies).
-      # racecheck skips the prefill group: it does not model bulk copies (cp.async.bulk, TMA)
-      # that complete on an mbarrier's transaction count, so it reports every stage of a
-      # TMA-fed pipeline as a race, the "full" wait's reads after the copy and the "empty"
-      # arrival's reuse alike, and it reports cuBLAS's own sm_90 kernels the same way
-      # (docs/perf/README.md, stop 64). On an H100 (compute-sanitizer 2025.3.1) racecheck took
+      # racecheck skips the prefill group: it does not model bulk copies (cp.async.bulk) that
+      # complete on an mbarrier's transaction count, so it reports the consumers' loads of each
+      # stage's bulk-copied weights and scales as races with the copies, both the reads after the
+      # "full" wait and the stage's reuse after the "empty" one, and cuBLAS's own sm_90 kernels
+      # likewise (docs/perf/README.md, stop 64). It does follow cp.async and its wait_group. On an H100 (compute-sanitizer 2025.3.1) racecheck took
       # ~80 s on decode-a, ~260 s on decode-b and 10 s on moe; synccheck and initcheck 3-23 s a
       # group: ~7 minutes in all, so the whole stage fits one device call only on its own.
       # Each tool and group runs under a limit in seconds: SANITIZE_TIMEOUT_<tool> for one tool,
