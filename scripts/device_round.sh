@@ -290,6 +290,9 @@ for stage in "$@"; do
             --error-exitcode 9 --print-limit 20 "$build/tests/sailfish_gpu_tests" \
             --gtest_filter="${SANITIZE_FILTER:-${sanitize_filter[$group]}}" > "$log" 2>&1
           rc=$?
+          # A filter that matched nothing ran no test: not a pass (tests/scripts/
+          # check_sanitize_filters.sh keeps the patterns matched on the CPU).
+          grep -qE '^\[==========\] Running 0 tests' "$log" && rc=1
           note "sanitize $tool $group: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | \
             tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$log" | head -2 | tr '\n' ' ')"
         done

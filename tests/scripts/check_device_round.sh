@@ -120,6 +120,11 @@ for a in "$@"; do
   esac
 done
 shard=${GTEST_SHARD_INDEX:-0}
+# A filter that matches no test: gtest runs none and reports a pass.
+if [ "${STANDIN_GTEST_NONE:-0}" = 1 ]; then
+  printf '[==========] Running 0 tests from 0 test suites.\n[==========] 0 tests from 0 test suites ran. (0 ms total)\n[  PASSED  ] 0 tests.\n'
+  exit 0
+fi
 [ "${STANDIN_CRASH_SHARD:-x}" = "$shard" ] && kill -SEGV $$
 [ "${STANDIN_HANG_SHARD:-x}" = "$shard" ] && exec sleep 60
 if [ -n "${STANDIN_GTEST_LOG:-}" ]; then
@@ -262,6 +267,11 @@ fi
 grep -q '^sanitize synccheck moe: rc=9 ========= ERROR SUMMARY: 1 error' "$work/c3f/summary.txt" &&
   grep -q '^sanitize initcheck moe: rc=0 ' "$work/c3f/summary.txt" ||
   fail "a finding: $(cat "$work/c3f/summary.txt")"
+if STANDIN_GTEST_NONE=1 SANITIZE_TOOLS=initcheck SANITIZE_GROUPS=moe round c3z sanitize; then
+  fail "sanitize over a filter that ran no test exited 0"
+fi
+grep -q '^sanitize initcheck moe: rc=1 ' "$work/c3z/summary.txt" ||
+  fail "a filter that ran no test: $(cat "$work/c3z/summary.txt")"
 if SANITIZE_GROUPS=decode round c3u sanitize; then fail "sanitize of an unknown group exited 0"; fi
 grep -q '^sanitize: unknown group decode (decode-a decode-b prefill moe)' "$work/c3u/summary.txt" ||
   fail "an unknown group: $(cat "$work/c3u/summary.txt")"
