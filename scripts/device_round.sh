@@ -6,8 +6,8 @@
 # spec-rounds=FILE: a variant spec's rounds, as its "# run:" comment says; moe: the MoE tests,
 # memcheck on them, and sailfish_moe_bench; moe-cublas: that bench beside cuBLAS; moe-block-rows:
 # scripts/perf/moe_block_rows_probe.sh; sanitize: racecheck, synccheck and initcheck on the
-# small-shape tests of every kernel family.) Exit status 0 where every stage's rc was 0, else 1 (2: an
-# unknown stage or spec); a failed build stops the round.
+# small-shape tests of every kernel family.) Exit status 0 where every stage's rc was 0, else 1
+# (2: an unknown stage or spec); a failed build stops the round.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
@@ -255,9 +255,10 @@ for stage in "$@"; do
       # complete on an mbarrier's transaction count, so it reports the consumers' loads of each
       # stage's bulk-copied weights and scales as races with the copies, both the reads after the
       # "full" wait and the stage's reuse after the "empty" one, and cuBLAS's own sm_90 kernels
-      # likewise (docs/perf/README.md, stop 64). It does follow cp.async and its wait_group. On an H100 (compute-sanitizer 2025.3.1) racecheck took
-      # ~80 s on decode-a, ~260 s on decode-b and 10 s on moe; synccheck and initcheck 3-23 s a
-      # group: ~7 minutes in all, so the whole stage fits one device call only on its own.
+      # likewise (docs/perf/README.md, stop 64). It does follow cp.async and its wait_group.
+      # On an H100 (compute-sanitizer 2025.3.1) racecheck took ~80 s on decode-a, ~260 s on
+      # decode-b and 10 s on moe; synccheck and initcheck 3-23 s a group: ~7 minutes in all, so
+      # the whole stage fits one device call only on its own.
       # Each tool and group runs under a limit in seconds: SANITIZE_TIMEOUT_<tool> for one tool,
       # else SANITIZE_TIMEOUT, else 330 for racecheck and 120 for the others. SANITIZE_TOOLS and
       # SANITIZE_GROUPS pick; SANITIZE_FILTER (a gtest filter) replaces every picked group's
@@ -286,8 +287,9 @@ for stage in "$@"; do
           limit_var=SANITIZE_TIMEOUT_$tool
           default_limit=120
           [ "$tool" = racecheck ] && default_limit=330
-          timeout -k 10 "${!limit_var:-${SANITIZE_TIMEOUT:-$default_limit}}" compute-sanitizer --tool "$tool" \
-            --error-exitcode 9 --print-limit 20 "$build/tests/sailfish_gpu_tests" \
+          limit=${!limit_var:-${SANITIZE_TIMEOUT:-$default_limit}}
+          timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            --print-limit 20 "$build/tests/sailfish_gpu_tests" \
             --gtest_filter="${SANITIZE_FILTER:-${sanitize_filter[$group]}}" > "$log" 2>&1
           rc=$?
           # A filter that matched nothing ran no test: not a pass (tests/scripts/
