@@ -423,6 +423,10 @@ __global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
     }
     gpu::wgmma_commit();
     gpu::wgmma_wait<kSets - 1>();
+    // One lane a warp releases the stage, with no __syncwarp before it: every lane's loads of
+    // that stage's weights and scales fed fragments that a later wgmma (.sync.aligned, so the
+    // whole warp converged on it) has already consumed, and the wait above, also executed by
+    // the whole warp, retired that stage's reads of the activations.
     if constexpr (kSets == 3) {
       if (older >= 0 && lane == 0) gpu::mbarrier_arrive(empty_bar(older));
       older = newer;
