@@ -13,10 +13,11 @@ GPU_TEST_TIMEOUT=150 OUT="$out/suite" timeout 200 bash scripts/device_round.sh t
   > "$out/suite_stdout.txt" 2>&1
 echo "suite rc=$?"
 bench=build/bench/sailfish_bench
-timeout 200 "$bench" --tiers auto --tune --tune-recheck -m 1,16,32,64 --no-cublas \
+# tune() last and bounded, so a short lease still returns the final set and the suite.
+timeout 150 "$bench" --tiers auto --tune --tune-recheck -m 1,16,32,64 --no-cublas \
   --json "$out/tuned_int4.json" > "$out/tuned_int4.log" 2>&1
 echo "tuned int4 rc=$?"
-timeout 90 "$bench" --tiers decode --bits 8 --tune -m 1 --no-cublas \
+timeout 60 "$bench" --tiers decode --bits 8 --tune -m 1 --no-cublas \
   --json "$out/tuned_int8.json" > "$out/tuned_int8.log" 2>&1
 echo "tuned int8 rc=$?"
 {
