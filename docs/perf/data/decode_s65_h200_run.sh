@@ -28,7 +28,5 @@ fi
   grep -hE "^l3" "$out/tuned_int4.log" "$out/tuned_int8.log" | awk '{print $1, $2, $3, $4}'
   cat "$out/decode_final_summary.txt"
 } > "$out/s65_summary.txt" 2>&1
-# The device returns at most 8 files: everything but the summary in one archive.
-(cd "$out" && tar cJf s65_h200.tar.xz --exclude s65_summary.txt --exclude s65_h200.tar.xz . &&
-  find . -mindepth 1 -maxdepth 1 ! -name s65_summary.txt ! -name s65_h200.tar.xz -exec rm -rf {} +)
+bash scripts/pack_out.sh "$out" s65_h200.tar.gz s65_summary.txt
 cat "$out/s65_summary.txt"
