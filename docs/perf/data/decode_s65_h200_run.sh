@@ -9,9 +9,13 @@ grep -q H200 "$out/gpu.txt" || { echo "not an H200: nothing run"; exit 3; }
 tar xzf build-dev/bins.tar.gz || exit 2
 timeout 300 bash scripts/device_decode_final.sh > "$out/final_stdout.txt" 2>&1
 echo "final rc=$?"
-GPU_TEST_TIMEOUT=150 OUT="$out/suite" timeout 200 bash scripts/device_round.sh tests-sharded \
-  > "$out/suite_stdout.txt" 2>&1
-echo "suite rc=$?"
+# S66_SKIP_SUITE=1 leaves the suite out when the lease is short (it passed on an H100 after each
+# kernel change of stops 61-63; on an H200 last in stop 58).
+if [ "${S66_SKIP_SUITE:-0}" != 1 ]; then
+  GPU_TEST_TIMEOUT=150 OUT="$out/suite" timeout 200 bash scripts/device_round.sh tests-sharded \
+    > "$out/suite_stdout.txt" 2>&1
+  echo "suite rc=$?"
+fi
 bench=build/bench/sailfish_bench
 # tune() last and bounded, so a short lease still returns the final set and the suite;
 # S65_SKIP_TUNE=1 leaves it out.
