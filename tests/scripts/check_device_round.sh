@@ -256,10 +256,14 @@ returned "$work/c3s" "sanitize"
   "$work/c3s/summary.txt")" = 11 ] &&
   grep -q '^sanitize racecheck prefill: skipped' "$work/c3s/summary.txt" ||
   fail "sanitize: $(cat "$work/c3s/summary.txt")"
-tar -tzf "$work/c3s/round_files.tar.gz" | grep -qx sanitize_initcheck_decode-b.log ||
-  fail "sanitize's logs were not packed: $(ls "$work/c3s")"
-tar -xzOf "$work/c3s/round_files.tar.gz" sanitize_racecheck_moe.log |
-  grep -qF 'Note: Google Test filter = MoeAlignGpu.*:' || fail "the moe group's filter was not passed"
+# Read tar's output whole before grepping it: under pipefail, `tar | grep -q` fails whenever grep
+# quits at its match before tar has written the rest (SIGPIPE), which CI once hit.
+packed=$(tar -tzf "$work/c3s/round_files.tar.gz")
+grep -qx sanitize_initcheck_decode-b.log <<< "$packed" ||
+  fail "sanitize's logs were not packed: $(ls "$work/c3s"); the archive holds: $packed"
+moe_log=$(tar -xzOf "$work/c3s/round_files.tar.gz" sanitize_racecheck_moe.log)
+grep -qF 'Note: Google Test filter = MoeAlignGpu.*:' <<< "$moe_log" ||
+  fail "the moe group's filter was not passed"
 # A finding (the tool's exit code 9), an unknown group and a group's own filter.
 if STANDIN_SANITIZER_FINDS=synccheck SANITIZE_GROUPS=moe round c3f sanitize; then
   fail "sanitize with a finding exited 0"

@@ -84,9 +84,9 @@ if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
     bash "$root/scripts/perf/moe_probe.sh" err "--tokens 1" a= bad=SAILFISH_MOE_BLOCK_ROWS=99); then
   echo "FAIL: a probe whose bench failed exited 0"; exit 1
 fi
-echo "$table" | grep -q '^bad: ERROR q gate_up tokens 1: INVALID_ARGUMENT' ||
+grep -q '^bad: ERROR q gate_up tokens 1: INVALID_ARGUMENT' <<< "$table" ||
   { echo "FAIL: the bench's error is not in the output:"; echo "$table"; exit 1; }
-echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
+grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' <<< "$table" ||
   { echo "FAIL: the failed variant's cells are not '-':"; echo "$table"; exit 1; }
 # A bench that exits nonzero without an ERROR line (no device, its setup, a refused argument, a
 # crash) fails the probe too, with its last line: the table alone would read as a clean run.
@@ -94,16 +94,16 @@ if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
     bash "$root/scripts/perf/moe_probe.sh" nodev "--tokens 1" a= gone=SAILFISH_MOE_BLOCK_ROWS=98); then
   echo "FAIL: a probe whose bench exited 2 without an ERROR line exited 0"; exit 1
 fi
-echo "$table" | grep -qF 'gone: ERROR the bench exited 2 (last line: no CUDA device)' ||
+grep -qF 'gone: ERROR the bench exited 2 (last line: no CUDA device)' <<< "$table" ||
   { echo "FAIL: the bench's exit is not in the output:"; echo "$table"; exit 1; }
-echo "$table" | grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' ||
+grep -q '^| q | gate_up | 1 | 1.00/1.00 | - |$' <<< "$table" ||
   { echo "FAIL: the other variant's rows are gone:"; echo "$table"; exit 1; }
 # A row whose output check failed fails the probe and is named, though its time is in the table.
 if table=$(OUT=$work/out SAILFISH_BUILD_DIR=$work/build \
     bash "$root/scripts/perf/moe_probe.sh" wrong "--tokens 1" a= bad=SAILFISH_MOE_BLOCK_ROWS=97); then
   echo "FAIL: a probe whose bench failed a check exited 0"; exit 1
 fi
-echo "$table" | grep -qF 'bad: check failed: | q | down | 1 |' ||
+grep -qF 'bad: check failed: | q | down | 1 |' <<< "$table" ||
   { echo "FAIL: the failed check is not named:"; echo "$table"; exit 1; }
 if OUT=$work/round2 SAILFISH_BUILD_DIR=$work/build SAILFISH_MOE_BLOCK_ROWS=98 \
     bash "$root/scripts/device_round.sh" moe-block-rows > /dev/null; then
