@@ -45,10 +45,6 @@ std::string launch_summary(const Plan& p) {
       const size_t used = std::strlen(text);
       std::snprintf(text + used, sizeof(text) - used, " stream_k=1");
     }
-    if (f.cluster_reduce) {
-      const size_t used = std::strlen(text);
-      std::snprintf(text + used, sizeof(text) - used, " cluster=%d", f.splits);
-    }
   } else {
     std::snprintf(text, sizeof(text), "chunk_rows=%lld",
                   static_cast<long long>(p.dense_chunk_rows));

@@ -149,12 +149,6 @@ struct Options {
   // persistent CTAs, shared tiles summed by a fixup kernel. Unset: where the cost model prefers
   // it (one m tile only); 1: always (not with prefill_splits); 0: never.
   std::optional<bool> prefill_stream_k;              // SAILFISH_PREFILL_STREAM_K=0|1
-  // Prefill split grid summed inside thread-block clusters (src/prefill/cluster_reduce.h): each
-  // tile's 2-8 split CTAs add their fp32 sums in split order through distributed shared memory
-  // and store Y, instead of partials in the workspace and a reduce kernel; bitwise the same
-  // output. Unset: where every tile's cluster is resident at once (one wave, 16-64-token tiles);
-  // 1: wherever it applies (16-64-token tiles, 2-8 splits, one unit a CTA); 0: never.
-  std::optional<bool> prefill_cluster_reduce;        // SAILFISH_PREFILL_CLUSTER_REDUCE=0|1
   std::optional<int64_t> dense_min_m;                // SAILFISH_DENSE_MIN_M: auto tier uses dense
                                                      // from this M (default: measured table)
   std::optional<int64_t> dense_chunk_rows;           // SAILFISH_DENSE_CHUNK_ROWS (default 32768)
@@ -216,7 +210,6 @@ struct PrefillPlan {
   int m_tiles = 0;                // token tiles
   int splits = 0;                 // split-K depth (> 1: fp32 partials + ordered reduce)
   bool stream_k = false;          // Stream-K grid (splits 1; shared tiles through the fixup)
-  bool cluster_reduce = false;    // splits summed in clusters of `splits` CTAs, no reduce kernel
   int stages = 0;                 // pipeline depth
   int grid = 0;                   // persistent CTAs
   bool copy_activations = false;  // prep kernel writes an aligned (and permuted) copy of A

@@ -85,9 +85,6 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   r.decode_stream_k = options.decode_stream_k.has_value() ? options.decode_stream_k : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_PREFILL_STREAM_K", &flag));
   r.prefill_stream_k = options.prefill_stream_k.has_value() ? options.prefill_stream_k : flag;
-  SF_RETURN_IF_ERROR(env_bool("SAILFISH_PREFILL_CLUSTER_REDUCE", &flag));
-  r.prefill_cluster_reduce =
-      options.prefill_cluster_reduce.has_value() ? options.prefill_cluster_reduce : flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DECODE_CLUSTER_PUSH", &flag));
   r.decode_cluster_push =
       options.decode_cluster_push.has_value() ? options.decode_cluster_push : flag;

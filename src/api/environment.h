@@ -30,7 +30,6 @@ struct ResolvedOptions {
   std::optional<int64_t> prefill_stages;  // unset: as deep as fits, at most 8
   std::optional<int64_t> prefill_tokens;  // unset: cost model (src/prefill/config.h)
   std::optional<bool> prefill_stream_k;   // unset: cost model (src/prefill/stream_k.h)
-  std::optional<bool> prefill_cluster_reduce;  // unset: src/prefill/launch.cu decides
   bool decode_warp_split = true;
   bool decode_cluster_reduce = true;
   std::optional<bool> decode_stream_k;  // unset: off (the split grid)

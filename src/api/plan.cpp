@@ -101,9 +101,7 @@ Status plan_batch_invariant(const api::ResolvedOptions& r, int device, Plan* p) 
   p->batch_invariant = true;
   p->reason = detail::concat("batch_invariant: prefill at ", tokens, "-token tiles and ", splits,
                              " split(s) for every m");
-  // The clustered sum adds in the reduce's order, so either path gives a row the same bits.
-  return prefill::plan_prefill(tokens, splits, r.prefill_stages, false, p,
-                               r.prefill_cluster_reduce, prefill::cuda_resident_clusters);
+  return prefill::plan_prefill(tokens, splits, r.prefill_stages, false, p);
 }
 
 }  // namespace
@@ -204,9 +202,8 @@ Status plan(const Problem& problem, int device, const Options& options, Plan* ou
     SF_RETURN_IF_ERROR(decode::plan_decode(api::decode_choices(resolved), &p));
   } else if (p.tier == Tier::kPrefill) {
     SF_RETURN_IF_ERROR(prefill::plan_prefill(resolved.prefill_tokens, resolved.prefill_splits,
-                                              resolved.prefill_stages, resolved.prefill_stream_k,
-                                              &p, resolved.prefill_cluster_reduce,
-                                              prefill::cuda_resident_clusters));
+                                              resolved.prefill_stages,
+                                              resolved.prefill_stream_k, &p));
   } else {
     plan_dense(resolved, &p);
   }

@@ -16,12 +16,6 @@ template <typename T, int kBits>
 Status launch_main_kernel(const CUtensorMap& act_map, const PrefillParams& params, int tokens,
                           int grid, bool pdl, cudaStream_t stream);
 
-// Clusters of `cluster_size` CTAs (cluster_size x 1 x 1) of the main kernel at `tokens` per tile
-// resident at once with `shared_bytes` of dynamic shared memory (cudaOccupancyMaxActiveClusters).
-template <typename T, int kBits>
-Status main_kernel_max_clusters(int tokens, bool zero_points, int shared_bytes, int cluster_size,
-                                int* clusters);
-
 // The SASS version (e.g. 90) of the kernel this process would run on the current device; a build
 // without sm_90a has no wgmma kernel to run.
 template <typename T, int kBits>

@@ -9,7 +9,6 @@
 #include "common/launch.cuh"
 #include "common/zero_planes.h"
 #include "decode/prep_kernel.cuh"
-#include "prefill/cluster_reduce.h"
 #include "prefill/config.h"
 #include "prefill/kernel_instances.h"
 #include "prefill/launch.h"
@@ -49,33 +48,9 @@ Status prefill_available(int device) {
   return Status();
 }
 
-Status cuda_resident_clusters(const Plan& plan, int cluster_size, int* clusters) {
-  const Problem& p = plan.problem;
-  const PrefillPlan& f = plan.prefill;
-  const bool zero_points = p.zero_kind != ZeroPointKind::kNone;
-  const int shared = shared_bytes(p.geometry.bits, f.tokens, f.stages, zero_points);
-  int current = 0;
-  SF_CUDA_CHECK(cudaGetDevice(&current));
-  SF_CUDA_CHECK(cudaSetDevice(plan.device));
-  const bool f16 = p.act_dtype == DType::kF16;
-  const Status query =
-      p.geometry.bits == 4
-          ? (f16 ? main_kernel_max_clusters<__half, 4>(f.tokens, zero_points, shared,
-                                                       cluster_size, clusters)
-                 : main_kernel_max_clusters<__nv_bfloat16, 4>(f.tokens, zero_points, shared,
-                                                              cluster_size, clusters))
-          : (f16 ? main_kernel_max_clusters<__half, 8>(f.tokens, zero_points, shared,
-                                                       cluster_size, clusters)
-                 : main_kernel_max_clusters<__nv_bfloat16, 8>(f.tokens, zero_points, shared,
-                                                              cluster_size, clusters));
-  SF_CUDA_CHECK(cudaSetDevice(current));
-  return query;
-}
-
 Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t> forced_splits,
                     std::optional<int64_t> forced_stages, std::optional<bool> forced_stream_k,
-                    Plan* plan, std::optional<bool> forced_cluster_reduce,
-                    const ResidentClusters& resident_clusters) {
+                    Plan* plan) {
   const Problem& p = plan->problem;
   const PackedGeometry& g = p.geometry;
   PrefillPlan f;
@@ -146,22 +121,6 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
   }
   f.stages = forced_stages.has_value() ? static_cast<int>(*forced_stages)
                                        : stage_count(g.bits, f.tokens, zero_points);
-  // The splits summed in clusters (cluster_reduce.h) where forced, or where every tile's cluster
-  // is resident at once: a cluster that waited for another's SMs would leave its split CTAs'
-  // siblings idle at the cluster barrier while the split grid's CTAs would have started.
-  f.cluster_reduce = false;
-  if (!f.stream_k && cluster_reduce_fits(f.tokens, f.splits, tiles, plan->sm_count) &&
-      forced_cluster_reduce.value_or(true)) {
-    if (forced_cluster_reduce.has_value()) {
-      f.cluster_reduce = true;
-    } else if (resident_clusters) {
-      plan->prefill = f;  // the query reads the width, depth and stages
-      int clusters = 0;
-      SF_RETURN_IF_ERROR(resident_clusters(*plan, f.splits, &clusters));
-      f.cluster_reduce = clusters >= tiles;
-    }
-  }
-  if (f.cluster_reduce) f.grid = static_cast<int>(tiles * f.splits);
   // TMA needs 16-byte aligned activation rows (k % 8 == 0); act-order needs them permuted.
   f.copy_activations = p.act_order || g.k % 8 != 0;
   size_t offset = 0;
@@ -172,7 +131,7 @@ Status plan_prefill(std::optional<int64_t> forced_tokens, std::optional<int64_t>
     offset = align_up(offset + size_t(stream_k_slots(f.grid)) *
                                    size_t(stream_k_slot_floats(f.tokens)) * 4,
                       256);
-  } else if (f.splits > 1 && !f.cluster_reduce) {
+  } else if (f.splits > 1) {
     offset = align_up(offset + size_t(f.splits) * g.n_pad * size_t(f.m_tiles) * f.tokens * 4, 256);
   }
   plan->prefill = f;
@@ -219,8 +178,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.zero_shift = zero.shifts;
   params.zero_fold = zero.folds;
   params.y = args.y;
-  // Stream-K plans have one split; a clustered split grid adds the bias in its epilogue.
-  params.bias = f.splits == 1 || f.cluster_reduce ? args.bias : nullptr;
+  params.bias = f.splits == 1 ? args.bias : nullptr;  // Stream-K plans have one split
   params.partials = reinterpret_cast<float*>(ws + f.partials_offset);
   params.m = static_cast<int>(p.m);
   params.n = static_cast<int>(g.n);
@@ -234,10 +192,9 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
   params.m_tiles = f.m_tiles;
   params.splits = f.splits;
   params.stages = f.stages;
-  params.epilogue = f.stream_k         ? PrefillEpilogue::kStreamK
-                    : f.splits == 1    ? PrefillEpilogue::kStore
-                    : f.cluster_reduce ? PrefillEpilogue::kCluster
-                                       : PrefillEpilogue::kPartials;
+  params.epilogue = f.stream_k      ? PrefillEpilogue::kStreamK
+                    : f.splits == 1 ? PrefillEpilogue::kStore
+                                    : PrefillEpilogue::kPartials;
   const Status launched =
       g.bits == 4 ? launch_main_kernel<T, 4>(act_map, params, f.tokens, f.grid, pdl, stream)
                   : launch_main_kernel<T, 8>(act_map, params, f.tokens, f.grid, pdl, stream);
@@ -261,7 +218,7 @@ Status run_typed(const Plan& plan, const RunArgs& args, void* workspace, cudaStr
                                      dim3(kFixupThreads), 0, stream, pdl,
                                      "prefill stream_k_fixup_kernel launch", fixup));
     }
-  } else if (f.splits > 1 && !f.cluster_reduce) {
+  } else if (f.splits > 1) {
     ReduceParams reduce;
     reduce.partials = params.partials;
     reduce.splits = f.splits;

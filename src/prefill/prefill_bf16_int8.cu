@@ -5,5 +5,4 @@ namespace sailfish::prefill {
 template Status launch_main_kernel<__nv_bfloat16, 8>(const CUtensorMap&, const PrefillParams&, int,
                                                  int, bool, cudaStream_t);
 template Status main_kernel_binary_version<__nv_bfloat16, 8>(int*);
-template Status main_kernel_max_clusters<__nv_bfloat16, 8>(int, bool, int, int, int*);
 }  // namespace sailfish::prefill

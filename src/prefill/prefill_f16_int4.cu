@@ -5,5 +5,4 @@ namespace sailfish::prefill {
 template Status launch_main_kernel<__half, 4>(const CUtensorMap&, const PrefillParams&, int,
                                                  int, bool, cudaStream_t);
 template Status main_kernel_binary_version<__half, 4>(int*);
-template Status main_kernel_max_clusters<__half, 4>(int, bool, int, int, int*);
 }  // namespace sailfish::prefill

@@ -22,8 +22,7 @@
 // Epilogue from registers: a whole tile stores Y = acc + bias (lane pairs exchange halves so each
 // lane writes two adjacent columns); a split's or a Stream-K piece's tile writes fp32 partials
 // that reduce_kernel or stream_k_fixup_kernel sum in a fixed order (deterministic: no atomics
-// anywhere); a clustered split grid sums its splits through distributed shared memory in the
-// reduce's order and stores Y itself (cluster_reduce.h).
+// anywhere).
 //
 // Scaling per 16-bit pair rather than on the fp32 accumulators (as the decode tier does for
 // symmetric weights): a wgmma accumulator tile is kTokens / 2 registers per thread, so a per-group
@@ -37,24 +36,20 @@
 #include <cstdint>
 
 #include "common/dequant.cuh"
-#include "common/ptx/cluster.cuh"
 #include "common/ptx/cp_async.cuh"
 #include "common/ptx/griddepcontrol.cuh"
 #include "common/ptx/mbarrier.cuh"
-#include "common/ptx/named_barrier.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/ptx/wgmma.cuh"
 #include "common/warp_uniform.cuh"
-#include "prefill/cluster_reduce.h"
 #include "prefill/config.h"
 #include "prefill/stream_k.h"
 
 namespace sailfish::prefill {
 
 // kStore: one split, every tile stored; kPartials: splits > 1; kStreamK: a Stream-K grid, whose
-// whole tiles are stored and shared ones written to slots (stream_k.h); kCluster: splits > 1 run
-// as clusters of `splits` CTAs, one unit a CTA, summed in the cluster (cluster_reduce.h).
-enum class PrefillEpilogue : int { kStore = 0, kPartials = 1, kStreamK = 2, kCluster = 3 };
+// whole tiles are stored and shared ones written to slots (stream_k.h).
+enum class PrefillEpilogue : int { kStore = 0, kPartials = 1, kStreamK = 2 };
 
 struct PrefillParams {
   const uint8_t* codes;    // packed codes, 16-byte aligned
@@ -62,8 +57,7 @@ struct PrefillParams {
   const uint16_t* zero_shift;  // [scale_rows][n_pad] integers (docs/FORMAT.md), or null
   const void* zero_fold;   // [scale_rows][n_pad] or null
   void* y;                 // [m][n]
-  const void* bias;        // [n] or null (kStore, kStreamK, kCluster; the reduce adds it for
-                           // kPartials)
+  const void* bias;        // [n] or null (kStore, kStreamK; the reduce adds it for kPartials)
   float* partials;         // kPartials: [splits][m_pad][n_pad]; kStreamK: [slot][kTokens][128]
   int32_t m, n;
   int32_t n_blocks, k_blocks, n_pad, m_pad;
@@ -115,12 +109,9 @@ __device__ __forceinline__ void store_partials(const float (&acc)[kTokens / 2], 
   }
 }
 
-// group_rank / group_ranks: store only the n8 token groups j with j % group_ranks == group_rank
-// (the clustered epilogue's share; 0 / 1 stores them all). Warp-uniform, as the shuffles need.
 template <typename T, int kTokens>
 __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (&acc)[kTokens / 2],
-                                           int row_base, int token_base, int lane,
-                                           int group_rank = 0, int group_ranks = 1) {
+                                           int row_base, int token_base, int lane) {
   using P = gpu::Pair<T>;
   const bool odd = (lane >> 2) & 1;
   const int n0 = row_base + (odd ? lane / 4 + 7 : lane / 4);
@@ -137,7 +128,6 @@ __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (
   T* const y = static_cast<T*>(p.y);
 #pragma unroll
   for (int j = 0; j < kTokens / 8; ++j) {
-    if (group_ranks > 1 && !rank_owns_group(j, group_rank, group_ranks)) continue;
     const float c0 = acc[4 * j], c1 = acc[4 * j + 1], c2 = acc[4 * j + 2], c3 = acc[4 * j + 3];
     const float r0 = __shfl_xor_sync(0xffffffffu, odd ? c0 : c2, 4);
     const float r1 = __shfl_xor_sync(0xffffffffu, odd ? c1 : c3, 4);
@@ -154,76 +144,6 @@ __device__ __forceinline__ void store_tile(const PrefillParams& p, const float (
     }
   }
 }
-
-// The clustered split grid's epilogue (cluster_reduce.h), run by every consumer thread of every
-// CTA of the cluster; `ring`: the pipeline ring's shared::cta address; `store`: the thread's rows
-// exist (the tile's strip is within N). Each rank writes the token groups the other ranks own to
-// its ring, the cluster syncs, each rank adds its own groups over the splits in split order
-// (split 0 first: the reduce kernel's order, so the same bits) and stores them with the bias, and
-// a last cluster sync keeps every rank's shared memory alive until the others have read it.
-#if SAILFISH_HAS_WGMMA  // cluster instructions exist from sm_90 (the kernel's only caller)
-template <typename T, int kTokens>
-__device__ __forceinline__ void cluster_epilogue(const PrefillParams& p, float (&acc)[kTokens / 2],
-                                                 uint32_t ring, int consumer, bool store,
-                                                 int row_base, int token_base) {
-  const int thread = static_cast<int>(threadIdx.x % 128);
-  const int splits = p.splits;
-  const int rank = static_cast<int>(blockIdx.x) % splits;  // 1-D clusters of `splits` CTAs
-  // Both consumer warpgroups are past their last read of the ring (the wgmma wait before this
-  // retired the activation reads; every copy into the ring was waited for) before either
-  // overwrites it. The producer warp is not in this barrier.
-  gpu::named_barrier_sync(1, kConsumers * 128);
-#pragma unroll
-  for (int j = 0; j < kTokens / 8; ++j) {
-    if (rank_owns_group(j, rank, splits)) continue;
-    gpu::store_shared4(ring + 4u * exchange_float_offset(kTokens, consumer, j, thread),
-                       make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-  }
-  gpu::cluster_sync();
-#pragma unroll
-  for (int j = 0; j < kTokens / 8; ++j) {
-    if (!rank_owns_group(j, rank, splits)) continue;
-    const uint32_t offset = ring + 4u * exchange_float_offset(kTokens, consumer, j, thread);
-    // The splits' four floats requested kBatch at a time before their adds, as ordered_sum
-    // does; the adds stay in split order. (All eight at once cost the 64-token main loops 1-2%
-    // more instructions, ptxas allocating for the epilogue's 32 extra registers.)
-    constexpr int kBatch = 4;
-    const float4 own = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
-    float4 sum = own;
-#pragma unroll
-    for (int first = 0; first < kMaxClusterSplits; first += kBatch) {
-      if (first >= splits) break;
-      float4 v[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int s = first + b;
-        v[b] = s < splits && s != rank
-                   ? gpu::load_shared_cluster4(gpu::map_shared_to_rank(offset, s))
-                   : own;
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int s = first + b;
-        if (s >= splits) break;
-        if (s == 0) {
-          sum = v[b];  // the reduce starts from split 0's value (not 0 + it: -0 stays -0)
-        } else {
-          sum.x += v[b].x;
-          sum.y += v[b].y;
-          sum.z += v[b].z;
-          sum.w += v[b].w;
-        }
-      }
-    }
-    acc[4 * j] = sum.x;
-    acc[4 * j + 1] = sum.y;
-    acc[4 * j + 2] = sum.z;
-    acc[4 * j + 3] = sum.w;
-  }
-  if (store) store_tile<T, kTokens>(p, acc, row_base, token_base, thread % 32, rank, splits);
-  gpu::cluster_sync();
-}
-#endif
 
 // The lane's A fragments for the four k16 slices of one staged 64 x 64 block, dequantized and
 // scaled: frag[s] = {(g, k0k1), (g + 8, k0k1), (g, k8k9), (g + 8, k8k9)} of slice s.
@@ -307,13 +227,10 @@ __device__ __forceinline__ void dequantize_block(const uint8_t* weights, const T
 
 }  // namespace detail
 
-// The kernel's body, for both entry points below. kClustered: the clustered split grid
-// (PrefillEpilogue::kCluster), its own kernel so that the other epilogues' instances keep the main
-// loop they had: with the cluster branch in the same instance the two-CTA widths' loops ran 1-2%
-// more instructions (ptxas, at their 96-register cap, kept or rematerialized more across the loop;
-// tests/sass/check_loop_budget.py).
-template <typename T, int kBits, int kTokens, bool kZeroPoints, bool kClustered>
-__device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const PrefillParams& p) {
+template <typename T, int kBits, int kTokens, bool kZeroPoints>
+__global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
+    prefill_kernel(const __grid_constant__ CUtensorMap act_map,
+                   const __grid_constant__ PrefillParams p) {
 #if SAILFISH_HAS_WGMMA
   constexpr int kStage = stage_bytes(kBits, kTokens, kZeroPoints);
   constexpr int kMetaBytesPerConsumer = meta_bytes_per_consumer(kZeroPoints);
@@ -386,7 +303,7 @@ __device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const P
     int stage = 0;
     uint32_t phase = 0;
     WorkSchedule schedule(p.n_tiles, p.m_tiles, p.k_blocks, p.splits, stream_k, blockIdx.x,
-                          gridDim.x, kClustered);
+                          gridDim.x);
     WorkPiece piece;
     // The weights and their scale rows are never the previous kernel's. So with two CTAs an SM
     // the first piece's first stage takes its weight and scale copies before
@@ -457,13 +374,6 @@ __device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const P
       for (; j < count; ++j) fill_stage(j, true);
     }
     if (!waited) gpu::wait_for_previous_grid();  // no piece
-    if constexpr (kClustered) {
-      // The producer warp takes part in the consumers' two cluster syncs (cluster_epilogue), so
-      // the barrier never depends on how it counts exited threads.
-      __syncwarp();
-      gpu::cluster_sync();
-      gpu::cluster_sync();
-    }
     return;
   }
 
@@ -531,7 +441,7 @@ __device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const P
   };
 
   WorkSchedule schedule(p.n_tiles, p.m_tiles, p.k_blocks, p.splits, stream_k, blockIdx.x,
-                        gridDim.x, kClustered);
+                        gridDim.x);
   WorkPiece piece;
   while (schedule.next(&piece)) {
     const UnitCoord u = piece.unit;
@@ -558,11 +468,6 @@ __device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const P
     older = newer = -1;
 
     const int strip = kConsumers * u.n_tile + consumer;
-    if constexpr (kClustered) {
-      detail::cluster_epilogue<T, kTokens>(p, acc, base, consumer, strip < p.n_blocks,
-                                           strip * 64 + warp * 16, u.m_tile * kTokens);
-      continue;
-    }
     if (strip < p.n_blocks) {
       // Branches on the piece and the plan only (warp-uniform): a test on a pointer that
       // depends on the warp made ptxas keep the loop's stage cursors in vector registers
@@ -587,23 +492,6 @@ __device__ __forceinline__ void prefill_body(const CUtensorMap& act_map, const P
   // version), so reaching here is a bug; fail loudly instead of returning garbage.
   __trap();
 #endif
-}
-
-template <typename T, int kBits, int kTokens, bool kZeroPoints>
-__global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
-    prefill_kernel(const __grid_constant__ CUtensorMap act_map,
-                   const __grid_constant__ PrefillParams p) {
-  prefill_body<T, kBits, kTokens, kZeroPoints, false>(act_map, p);
-}
-
-// The clustered split grid (cluster_reduce.h): launched in clusters of p.splits CTAs, at the
-// two-CTA widths only (16-64 tokens).
-template <typename T, int kBits, int kTokens, bool kZeroPoints>
-__global__ void __launch_bounds__(cta_threads(kTokens), ctas_per_sm(kTokens))
-    prefill_cluster_kernel(const __grid_constant__ CUtensorMap act_map,
-                           const __grid_constant__ PrefillParams p) {
-  static_assert(kTokens <= kMaxClusterTokens, "the clustered epilogue is for two-CTA widths");
-  prefill_body<T, kBits, kTokens, kZeroPoints, true>(act_map, p);
 }
 
 }  // namespace sailfish::prefill

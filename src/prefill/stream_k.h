@@ -18,7 +18,6 @@
 #include <cstdint>
 
 #include "common/host_device.h"
-#include "prefill/cluster_reduce.h"
 #include "prefill/config.h"
 
 namespace sailfish::prefill {
@@ -58,20 +57,13 @@ SF_HOST_DEVICE constexpr int stream_k_boundary_tile(int boundary, int64_t total,
 
 // A CTA's walk over its pieces. The kernel's producer and consumers each run one, so they agree
 // on every piece without talking.
-// clustered: the split grid run as clusters of `splits` CTAs (cluster_reduce.h), one unit a CTA:
-// cluster_unit(cta), which the caller's grid of tiles x splits CTAs makes a permutation of the
-// units.
 class WorkSchedule {
  public:
   SF_HOST_DEVICE WorkSchedule(int n_tiles, int m_tiles, int k_blocks, int splits, bool stream_k,
-                              int cta, int grid, bool clustered = false)
+                              int cta, int grid)
       : n_tiles_(n_tiles), m_tiles_(m_tiles), k_blocks_(k_blocks), splits_(splits),
         stream_k_(stream_k), cta_(cta), grid_(grid) {
-    if (clustered && !stream_k_) {
-      cursor_ = static_cast<int>(cluster_unit(cta, splits, int64_t(n_tiles) * m_tiles));
-      end_ = cursor_ + 1;
-      grid_ = 1;  // the cursor's step: past end_ after the one unit
-    } else if (stream_k_) {
+    if (stream_k_) {
       const int64_t total = int64_t(n_tiles) * m_tiles * k_blocks;
       cursor_ = static_cast<int>(split_begin(total, grid, cta));
       end_ = static_cast<int>(split_begin(total, grid, cta + 1));

@@ -16,7 +16,6 @@
 #include <string>
 
 #include "prefill/batch_invariant.h"
-#include "prefill/cluster_reduce.h"
 #include "prefill/config.h"
 #include "prefill/launch.h"
 #include "prefill/stream_k.h"
@@ -76,12 +75,7 @@ std::string broken_condition(const Plan& plan) {
                                                      prefill::stream_k_slot_floats(f.tokens) * 4) {
     return "workspace below the Stream-K slots";
   }
-  if (f.cluster_reduce &&
-      (f.stream_k || !prefill::cluster_reduce_fits(f.tokens, f.splits, tiles, plan.sm_count) ||
-       f.grid != tiles * f.splits)) {
-    return "a clustered grid that is not one cluster of 2..8 splits a tile in one wave";
-  }
-  if (!f.stream_k && !f.cluster_reduce && f.splits > 1 &&
+  if (!f.stream_k && f.splits > 1 &&
       plan.workspace_bytes <
           f.partials_offset + size_t(f.splits) * g.n_pad * size_t(f.m_tiles) * f.tokens * 4) {
     return "workspace below the partials";
@@ -104,13 +98,12 @@ TEST(PrefillPlanInvariants, RandomProblemsGetPlansTheLauncherCanRun) {
     const std::optional<int64_t> splits = maybe<int64_t>(rng, uniform(rng, 1, 20));
     const std::optional<int64_t> stages = maybe<int64_t>(rng, uniform(rng, 1, 18));
     const std::optional<bool> stream_k = maybe(rng, uniform(rng, 0, 1) == 1);
-    const std::optional<bool> cluster = maybe(rng, uniform(rng, 0, 1) == 1);
 
     Plan plan;
     plan.problem = p;
     plan.tier = Tier::kPrefill;
     plan.sm_count = 132;
-    const Status st = prefill::plan_prefill(tokens, splits, stages, stream_k, &plan, cluster);
+    const Status st = prefill::plan_prefill(tokens, splits, stages, stream_k, &plan);
     const std::string what = testing::problem_name(p) + ", trial " + std::to_string(trial);
     if (!st.ok()) {
       // Refused: the message names the setting or limit at fault.
@@ -177,54 +170,6 @@ TEST(PrefillPlanInvariants, BatchInvariantChoicesDoNotFollowM) {
     ++checked;
   }
   EXPECT_GT(checked, 100);
-}
-
-// When plan_prefill takes the clustered split grid (cluster_reduce.h): unset, where it fits and the
-// residency query (a stand-in here) says every tile's cluster is resident at once, never without
-// a query; forced on, wherever it fits; forced off, never. A clustered plan keeps no partials.
-TEST(PrefillPlanInvariants, ClusterReduceFollowsFitAndResidency) {
-  Problem p;
-  ASSERT_TRUE(PackedGeometry::make(10240, 8192, 4, 128, &p.geometry).ok());  // l3-70b.qkv
-  p.m = 64;
-  int asked_size = 0;
-  auto plan_with = [&](std::optional<bool> forced, int resident, bool query, Plan* plan) {
-    plan->problem = p;
-    plan->tier = Tier::kPrefill;
-    plan->sm_count = 132;
-    prefill::ResidentClusters clusters;
-    if (query) {
-      clusters = [&, resident](const Plan& asked, int size, int* out) {
-        asked_size = size;
-        EXPECT_EQ(asked.prefill.tokens, 64);
-        EXPECT_GE(asked.prefill.stages, prefill::kMinStages);
-        *out = resident;
-        return Status();
-      };
-    }
-    return prefill::plan_prefill(std::nullopt, std::nullopt, std::nullopt, std::nullopt, plan,
-                                 forced, clusters);
-  };
-  Plan plan;
-  // The cost model's plan (config.h, worked example): 80 tiles of 3 splits at 64 tokens.
-  ASSERT_TRUE(plan_with(std::nullopt, 80, true, &plan).ok());
-  EXPECT_EQ(plan.prefill.tokens, 64);
-  EXPECT_EQ(plan.prefill.splits, 3);
-  EXPECT_EQ(asked_size, 3);
-  EXPECT_TRUE(plan.prefill.cluster_reduce);
-  EXPECT_EQ(plan.prefill.grid, 240);
-  EXPECT_EQ(plan.workspace_bytes, 0u);
-  EXPECT_EQ(broken_condition(plan), "");
-  ASSERT_TRUE(plan_with(std::nullopt, 79, true, &plan).ok());
-  EXPECT_FALSE(plan.prefill.cluster_reduce) << "one cluster short of a single wave";
-  EXPECT_GT(plan.workspace_bytes, 0u);
-  EXPECT_EQ(broken_condition(plan), "");
-  ASSERT_TRUE(plan_with(std::nullopt, 0, false, &plan).ok());
-  EXPECT_FALSE(plan.prefill.cluster_reduce) << "no query";
-  ASSERT_TRUE(plan_with(true, 0, false, &plan).ok());
-  EXPECT_TRUE(plan.prefill.cluster_reduce) << "forced on where it fits";
-  EXPECT_EQ(broken_condition(plan), "");
-  ASSERT_TRUE(plan_with(false, 80, true, &plan).ok());
-  EXPECT_FALSE(plan.prefill.cluster_reduce) << "forced off";
 }
 
 }  // namespace

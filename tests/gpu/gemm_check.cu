@@ -313,7 +313,6 @@ GemmCheckResult run_prepared(const GemmCase& c, SharedInputs& in) {
   r.stream_k_strips = plan.tier == Tier::kDecode ? plan.decode.stream_k_strips : 0;
   r.prefill_stream_k = plan.tier == Tier::kPrefill && plan.prefill.stream_k;
   r.prefill_grid = plan.tier == Tier::kPrefill ? plan.prefill.grid : 0;
-  r.prefill_cluster_reduce = plan.tier == Tier::kPrefill && plan.prefill.cluster_reduce;
   r.cluster_push = plan.tier == Tier::kDecode && plan.decode.cluster_push;
   r.spread_ctas = plan.tier == Tier::kDecode ? plan.decode.spread_ctas : 0;
   r.warps = plan.tier == Tier::kDecode ? plan.decode.warps : 0;

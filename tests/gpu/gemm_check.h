@@ -80,7 +80,6 @@ struct GemmCheckResult {
   int stream_k_strips = 0;     // decode tier: Stream-K strips per cluster (0: split grid)
   bool prefill_stream_k = false;  // prefill tier: the Stream-K grid (stream_k.h)
   int prefill_grid = 0;        // prefill tier: persistent CTAs
-  bool prefill_cluster_reduce = false;  // prefill tier: splits summed in clusters
   bool cluster_push = false;   // decode tier: the cluster epilogue's push form
   int spread_ctas = 0;         // decode tier: DecodePlan::spread_ctas (shared memory padded)
   int warps = 0;               // decode tier: DecodePlan::warps (warp-split kernel's CTA)

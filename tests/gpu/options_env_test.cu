@@ -24,7 +24,6 @@ TEST(PrefillOptions, DefaultsAreUnset) {
   EXPECT_FALSE(r.prefill_stages.has_value());
   EXPECT_FALSE(r.prefill_tokens.has_value());
   EXPECT_FALSE(r.prefill_stream_k.has_value());
-  EXPECT_FALSE(r.prefill_cluster_reduce.has_value());
 }
 
 TEST(PrefillOptions, EnvironmentThenOptions) {
@@ -34,7 +33,6 @@ TEST(PrefillOptions, EnvironmentThenOptions) {
   ScopedEnv stages("SAILFISH_PREFILL_STAGES", "5");
   ScopedEnv tokens("SAILFISH_PREFILL_TOKENS", "32");
   ScopedEnv stream_k("SAILFISH_PREFILL_STREAM_K", "1");
-  ScopedEnv cluster("SAILFISH_PREFILL_CLUSTER_REDUCE", "0");
   api::ResolvedOptions r;
   ASSERT_TRUE(api::resolve_options(Options(), &r).ok());
   EXPECT_EQ(r.prefill_min_m.value_or(0), 48);
@@ -43,17 +41,14 @@ TEST(PrefillOptions, EnvironmentThenOptions) {
   EXPECT_EQ(r.prefill_stages.value_or(0), 5);
   EXPECT_EQ(r.prefill_tokens.value_or(0), 32);
   EXPECT_TRUE(r.prefill_stream_k.value_or(false));
-  EXPECT_FALSE(r.prefill_cluster_reduce.value_or(true));
   Options o;
   o.prefill_splits = 2;
   o.prefill_tokens = 64;
   o.prefill_stream_k = false;
-  o.prefill_cluster_reduce = true;
   ASSERT_TRUE(api::resolve_options(o, &r).ok());
   EXPECT_EQ(r.prefill_splits.value_or(0), 2);
   EXPECT_EQ(r.prefill_tokens.value_or(0), 64);
   EXPECT_FALSE(r.prefill_stream_k.value_or(true));
-  EXPECT_TRUE(r.prefill_cluster_reduce.value_or(false));
 }
 
 TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
@@ -93,14 +88,6 @@ TEST(PrefillOptions, BadValuesAreErrorsNamingTheVariable) {
     const Status s = api::resolve_options(Options(), &r);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find("SAILFISH_PREFILL_STREAM_K"), std::string::npos) << s.message();
-  }
-  {
-    ScopedEnv cluster("SAILFISH_PREFILL_CLUSTER_REDUCE", "yes please");
-    api::ResolvedOptions r;
-    const Status s = api::resolve_options(Options(), &r);
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(s.message().find("SAILFISH_PREFILL_CLUSTER_REDUCE"), std::string::npos)
-        << s.message();
   }
   {
     ScopedEnv min_m("SAILFISH_PREFILL_MIN_M", "0");

@@ -39,13 +39,12 @@ TOLERANCE = 1.01
 # (docs/perf/decode.md), which is not the loop to budget.
 FAMILIES = {
     "prefill_kernel": ("HGMMA", 4, None),
-    "prefill_cluster_kernel": ("HGMMA", 4, None),
     "decode_warp_split_kernel": ("HMMA", 1, "LDGSTS"),
     "decode_kernel": ("HMMA", 1, "LDGSTS"),
 }
 # A family's name, then its template arguments in the mangled name: the activation type, then
 # integers (Li<n>E) and booleans (Lb<0|1>E).
-INSTANCE = re.compile(r"(prefill_kernel|prefill_cluster_kernel|decode_warp_split_kernel|decode_kernel)"
+INSTANCE = re.compile(r"(prefill_kernel|decode_warp_split_kernel|decode_kernel)"
                       r"I(13__nv_bfloat16|6__half)((?:L[ib]\d+E)+)")
 
 

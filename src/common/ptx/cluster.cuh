@@ -52,23 +52,6 @@ __device__ __forceinline__ float load_shared_cluster(uint32_t address) {
   return value;
 }
 
-// Four floats to this CTA's shared memory at a shared::cta address (16-byte aligned): an address
-// in a register where a generic pointer would keep the shared window's base live too.
-__device__ __forceinline__ void store_shared4(uint32_t address, const float4 v) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v.x), "f"(v.y),
-               "f"(v.z), "f"(v.w)
-               : "memory");
-}
-
-// Four floats (16-byte aligned) of another CTA's shared memory, volatile as above.
-__device__ __forceinline__ float4 load_shared_cluster4(uint32_t address) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(address));
-  return v;
-}
-
 // 16 bytes to another CTA's shared memory (`address` and `barrier` from map_shared_to_rank;
 // address 16-byte aligned), completing 16 transaction bytes on that CTA's mbarrier: the receiver
 // sets the bytes it expects (mbarrier_arrive_expect_tx) and waits with cluster scope
