@@ -12,8 +12,12 @@
 //              nibble positions need no shift (one shift a word, where bf16 needs three).
 //   bf16 int4: 0x4300 =  128.0 ( 7 mantissa bits): 0x4300 | q =  128 + q; minus  136 = q - 8
 //   fp16 int8: 0x6400 | byte = 1024 + b; minus 1152 = b - 128
-//   bf16 int8: 7 mantissa bits cannot hold a byte, so go through fp32: 0x4b000000 = 2^23 (step 1),
-//              0x4b000000 | b = 2^23 + b; minus (2^23 + 128) = b - 128, then an exact conversion.
+//   bf16 int8: 7 mantissa bits cannot hold a byte, so each byte b = lo7 + 128 top is taken in two
+//              parts, neither shifted: 0x4300 | lo7 = 128 + lo7, and its top bit, which lands on
+//              the exponent's lowest bit, in 0xC380 & ~(top << 7) = -256 + 128 top (the exponent
+//              bit of 0xC300 = -128 set doubles it); their sum is b - 128, exact, in one packed add.
+//              (The zero-point path still goes through fp32: 0x4b000000 = 2^23 (step 1),
+//              0x4b000000 | b = 2^23 + b; minus (2^23 + shift), then an exact conversion.)
 #pragma once
 
 #include <cuda_bf16.h>
@@ -41,6 +45,13 @@ using Pair = typename PairOf<T>::type;
 __device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t d;
   asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// (~a & b) | c in one instruction (LOP3 immediate 0xae).
+__device__ __forceinline__ uint32_t and_not_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xae;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
 }
 
@@ -126,40 +137,51 @@ __device__ __forceinline__ void int8_word_to_pairs<__half>(uint32_t q, __half2 o
   out[1] = __hsub2(bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u)), bias);
 }
 
+// bf16: the byte's seven low bits and its top bit as two exact bf16 (the header above), one shift
+// a word to bring k8, k9 (bytes 1 and 3) where k0, k1 sit: a shift, four LOP3 and two packed adds
+// a word, against four PRMT, four FADD and two conversions through fp32 before.
 template <>
 __device__ __forceinline__ void int8_word_to_pairs<__nv_bfloat16>(uint32_t q,
                                                                    __nv_bfloat162 out[2]) {
-  const float bias = 8388736.0f;  // 2^23 + 128
-  auto lane = [&](uint32_t selector) {
-    return __uint_as_float(byte_perm(q, 0x4b000000u, selector)) - bias;
+  const uint32_t q8 = q >> 8;  // bytes k8 and k9 into the places of k0 and k1
+  auto pair = [](uint32_t w) {
+    // {128 + lo7, 128 + lo7'} + {-256 + 128 top, -256 + 128 top'}: the exact sum b - 128 is a
+    // bf16 (|b - 128| <= 128), so the packed add does not round it.
+    return __hadd2(bits_as_pair<__nv_bfloat162>(and_or(w, 0x007f007fu, 0x43004300u)),
+                   bits_as_pair<__nv_bfloat162>(and_not_or(w, 0x00800080u, 0xc300c300u)));
   };
-  out[0] = __floats2bfloat162_rn(lane(0x7440u), lane(0x7442u));  // exact: |b - 128| <= 128
-  out[1] = __floats2bfloat162_rn(lane(0x7441u), lane(0x7443u));
+  out[0] = pair(q);
+  out[1] = pair(q8);
 }
 
 // int8 without the subtraction, for callers that take offset * sum(a) off in fp32 (see
 // int4_word_to_offset_pairs).
 //   fp16: the two pairs of int8_word_to_pairs, each element 1024 + b = (b - 128) + 1152.
-//   bf16: 7 mantissa bits cannot hold 128 + b, so each byte splits into its nibbles,
-//         b = lo + 16 hi, as int4 does: lo[0] = {128 + lo(k0), 128 + lo(k1)}, lo[1] the same for
-//         k8, k9, and hi[] likewise for the high nibbles. A caller multiplies the high pairs by
-//         activations scaled by 16 (exact), so
-//         sum (128 + lo) a + (128 + hi) 16 a = sum (b - 128) a + 2304 sum a.
+//   bf16: 7 mantissa bits cannot hold 128 + b, so each byte b = lo7 + 128 top splits into two
+//         pairs that both meet the activations as they are: low[0] = {128 + lo7(k0),
+//         128 + lo7(k1)} (0x4300 | lo7) and high[0] = {128 + 128 top(k0), ...} (0x4300 with the
+//         top bit left in place, on the exponent's lowest bit: 0x4380 = 256), [1] the same for
+//         k8, k9. So
+//         sum (128 + lo7) a + (128 + 128 top) a = sum (b - 128) a + 384 sum a,
+//         for one shift and four LOP3 a word. Until v55 the split was into nibbles (b = lo + 16 hi,
+//         offset 2304): three shifts a word, and the high nibbles met activations times 16, four
+//         more packed multiplies a k32 (docs/perf/decode.md, v55).
 __device__ __forceinline__ void int8_word_to_offset_pairs(uint32_t q, __half2 out[2]) {
   out[0] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4240u));
   out[1] = bits_as_pair<__half2>(byte_perm(q, 0x64646464u, 0x4341u));
 }
-__device__ __forceinline__ void int8_word_to_nibble_pairs(uint32_t q, __nv_bfloat162 lo[2],
-                                                          __nv_bfloat162 hi[2]) {
+__device__ __forceinline__ void int8_word_to_split_pairs(uint32_t q, __nv_bfloat162 low[2],
+                                                         __nv_bfloat162 high[2]) {
   // Bytes k0 k8 k1 k9: the (k0, k1) pair sits in bits 0-7 and 16-23, (k8, k9) in 8-15 and 24-31.
-  lo[0] = bits_as_pair<__nv_bfloat162>(and_or(q, 0x000f000fu, 0x43004300u));
-  hi[0] = bits_as_pair<__nv_bfloat162>(and_or(q >> 4, 0x000f000fu, 0x43004300u));
-  lo[1] = bits_as_pair<__nv_bfloat162>(and_or(q >> 8, 0x000f000fu, 0x43004300u));
-  hi[1] = bits_as_pair<__nv_bfloat162>(and_or(q >> 12, 0x000f000fu, 0x43004300u));
+  const uint32_t q8 = q >> 8;
+  low[0] = bits_as_pair<__nv_bfloat162>(and_or(q, 0x007f007fu, 0x43004300u));
+  high[0] = bits_as_pair<__nv_bfloat162>(and_or(q, 0x00800080u, 0x43004300u));
+  low[1] = bits_as_pair<__nv_bfloat162>(and_or(q8, 0x007f007fu, 0x43004300u));
+  high[1] = bits_as_pair<__nv_bfloat162>(and_or(q8, 0x00800080u, 0x43004300u));
 }
 
 // The offset forms (int4_word_to_offset_pairs, int8_word_to_offset_pairs,
-// int8_word_to_nibble_pairs) as numbers: each element of a fragment's k 0-7 registers is
+// int8_word_to_split_pairs) as numbers: each element of a fragment's k 0-7 registers is
 // (q - kBias) + kLowOffset, of its k 8-15 registers (q - kBias) + kHighOffset. A caller corrects
 // with an mma of the activations against {-kUnit, -kUnit} (kNegativeUnitPair, register bits),
 // which gives -kUnit * sum(a) over each half of a slice. Where the two offsets are equal kUnit is
@@ -170,14 +192,14 @@ struct OffsetForm {
   static constexpr bool kHalf = std::is_same_v<T, __half>;
   static constexpr float kBias = kBits == 4 ? 8.0f : 128.0f;
   static constexpr float kLowOffset =
-      kHalf ? (kBits == 4 ? 1032.0f : 1152.0f) : (kBits == 4 ? 136.0f : 2304.0f);
+      kHalf ? (kBits == 4 ? 1032.0f : 1152.0f) : (kBits == 4 ? 136.0f : 384.0f);
   static constexpr float kHighOffset = kHalf && kBits == 4 ? 72.0f : kLowOffset;
   static constexpr bool kSplitOffsets = kLowOffset != kHighOffset;
   static constexpr float kUnit = kSplitOffsets ? 1.0f : kLowOffset;
-  // -1 (fp16 int4); -1152 (fp16 int8); -136 (bf16 int4); -2304 (bf16 int8).
+  // -1 (fp16 int4); -1152 (fp16 int8); -136 (bf16 int4); -384 (bf16 int8).
   static constexpr uint32_t kNegativeUnitPair =
       kSplitOffsets ? 0xBC00BC00u
-                    : (kHalf ? 0xE480E480u : (kBits == 4 ? 0xC308C308u : 0xC510C510u));
+                    : (kHalf ? 0xE480E480u : (kBits == 4 ? 0xC308C308u : 0xC3C0C3C0u));
 };
 
 // Zero points in the offset form. A column's weights are (q - shift) * s + fold (docs/FORMAT.md),

@@ -314,7 +314,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token, which the
   // group flush adds back (dequant.cuh: OffsetForm). int4: four packed subtractions per word
   // become a quarter mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble
-  // code (v8); fp16 int4: one shift a word instead of three, with offsets that differ between the
+  // code (v8), then each byte's seven low bits and top bit (v55); fp16 int4: one shift a word instead of three, with offsets that differ between the
   // k 0-7 and k 8-15 halves of a slice, so the correction is -sum(a) per half and the flush
   // weights the halves (v16). Zero points: the flush also adds the correction times a per-column
   // coefficient, instead of a subtraction and a scale-and-fold hfma2 per weight pair (v15).
@@ -334,9 +334,6 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   constexpr bool offset_dequant = kScaleSums;
   using Form = gpu::OffsetForm<T, kBits>;
   constexpr uint32_t kNegativeOffset = Form::kNegativeUnitPair;
-  // bf16 int8 splits each byte into nibbles (dequant.cuh); the high nibbles meet activations
-  // scaled by 16.
-  constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
   // B fragment: lane (g, t) holds B[k = 2t, 2t+1][n = g] and B[k = 2t+8, 2t+9][n = g].
   constexpr bool kCorrectionInOneLane = detail::corrects_by_mma<T, kBits, kTiles, kZeroPoints>();
   const uint32_t offset_low_k = kCorrectionInOneLane ? (lane >> 2 == 0 ? kNegativeOffset : 0u)
@@ -511,8 +508,6 @@ __global__ void __launch_bounds__(kWarpCount * 32)
         uint32_t b[kTiles][4];
         detail::load_activation_fragments<kTiles>(stage_address, ldm_offset, row_valid, sp / 2,
                                                   zero_chunk, b);
-        [[maybe_unused]] uint32_t b16[kNibbleSplit ? kTiles : 1][4];  // b * 16, exact
-        if constexpr (kNibbleSplit) detail::times_sixteen(b, b16);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int s = sp + half;
@@ -559,7 +554,7 @@ __global__ void __launch_bounds__(kWarpCount * 32)
 #pragma unroll
               for (int j = 0; j < 4; ++j) {
                 detail::offset_slice_column<T, kBits, kTiles, kFromZero>(acc[j], words[j], s, half,
-                                                                         b, b16);
+                                                                         b);
               }
               if (half == 0) {  // after enter_group: a new group starts with this pair's correction
 #pragma unroll

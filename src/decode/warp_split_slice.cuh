@@ -8,7 +8,7 @@
 //   with zero points) and scaled before its mma, since those tiles have no registers for scaled
 //   sums.
 // b holds the slice pair's activation fragments (ldmatrix.x4 of slices 2h and 2h + 1; `half`
-// picks one), b16 the same times 16 for bf16 int8's high nibbles.
+// picks one).
 #pragma once
 
 #include <cstdint>
@@ -50,20 +50,6 @@ __device__ __forceinline__ void load_activation_fragments(uint32_t stage_address
   }
 }
 
-// b16 = b * 16 (exact in bf16): bf16 int8's high nibbles meet these.
-template <int kTiles>
-__device__ __forceinline__ void times_sixteen(const uint32_t (&b)[kTiles][4],
-                                              uint32_t (&b16)[kTiles][4]) {
-  const __nv_bfloat162 sixteen = __float2bfloat162_rn(16.0f);
-#pragma unroll
-  for (int tt = 0; tt < kTiles; ++tt) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      b16[tt][r] = gpu::pair_bits(__hmul2(gpu::bits_as_pair<__nv_bfloat162>(b[tt][r]), sixteen));
-    }
-  }
-}
-
 // kFromZero: the group's first slice, whose mma ignore the old sums (mma_m16n8k16_zero_c).
 template <typename T, bool kFromZero>
 __device__ __forceinline__ void slice_mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
@@ -76,14 +62,13 @@ __device__ __forceinline__ void slice_mma(float (&d)[4], const uint32_t (&a)[4],
 }
 
 // Slice s of the group's words (int4: word s; int8: words 2s and 2s + 1) in the offset form,
-// into acc[tt] for every token tile. bf16 int8 splits each byte into nibbles: the low ones meet
-// the activations, the high ones the activations times 16 (dequant.cuh).
-template <typename T, int kBits, int kTiles, bool kFromZero, int kWords, int kB16Tiles>
+// into acc[tt] for every token tile. bf16 int8 splits each byte into its seven low bits and its
+// top bit, two fragments that both meet the activations (dequant.cuh: int8_word_to_split_pairs).
+template <typename T, int kBits, int kTiles, bool kFromZero, int kWords>
 __device__ __forceinline__ void offset_slice_column(float (&acc)[kTiles][4],
                                                     const uint32_t (&words)[kWords], int s,
-                                                    int half, const uint32_t (&b)[kTiles][4],
-                                                    const uint32_t (&b16)[kB16Tiles][4]) {
-  constexpr bool kNibbleSplit = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
+                                                    int half, const uint32_t (&b)[kTiles][4]) {
+  constexpr bool kSplitBytes = kBits == 8 && std::is_same_v<T, __nv_bfloat16>;
   if constexpr (kBits == 4) {
     gpu::Pair<T> v[4];
     gpu::int4_word_to_offset_pairs<T>(words[s], v);
@@ -93,7 +78,7 @@ __device__ __forceinline__ void offset_slice_column(float (&acc)[kTiles][4],
     for (int tt = 0; tt < kTiles; ++tt) {
       slice_mma<T, kFromZero>(acc[tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
     }
-  } else if constexpr (!kNibbleSplit) {  // fp16 int8
+  } else if constexpr (!kSplitBytes) {  // fp16 int8
     __half2 column[2], column8[2];
     gpu::int8_word_to_offset_pairs(words[2 * s], column);
     gpu::int8_word_to_offset_pairs(words[2 * s + 1], column8);
@@ -103,18 +88,18 @@ __device__ __forceinline__ void offset_slice_column(float (&acc)[kTiles][4],
     for (int tt = 0; tt < kTiles; ++tt) {
       slice_mma<T, kFromZero>(acc[tt], a, b[tt][2 * half], b[tt][2 * half + 1]);
     }
-  } else {  // bf16 int8: low nibbles against a, high nibbles against 16 a
-    __nv_bfloat162 lo[2], hi[2], lo8[2], hi8[2];
-    gpu::int8_word_to_nibble_pairs(words[2 * s], lo, hi);
-    gpu::int8_word_to_nibble_pairs(words[2 * s + 1], lo8, hi8);
-    const uint32_t a_lo[4] = {gpu::pair_bits(lo[0]), gpu::pair_bits(lo8[0]), gpu::pair_bits(lo[1]),
-                              gpu::pair_bits(lo8[1])};
-    const uint32_t a_hi[4] = {gpu::pair_bits(hi[0]), gpu::pair_bits(hi8[0]), gpu::pair_bits(hi[1]),
-                              gpu::pair_bits(hi8[1])};
+  } else {  // bf16 int8: the low seven bits and the top bits, both against a
+    __nv_bfloat162 low[2], high[2], low8[2], high8[2];
+    gpu::int8_word_to_split_pairs(words[2 * s], low, high);
+    gpu::int8_word_to_split_pairs(words[2 * s + 1], low8, high8);
+    const uint32_t a_low[4] = {gpu::pair_bits(low[0]), gpu::pair_bits(low8[0]),
+                               gpu::pair_bits(low[1]), gpu::pair_bits(low8[1])};
+    const uint32_t a_high[4] = {gpu::pair_bits(high[0]), gpu::pair_bits(high8[0]),
+                                gpu::pair_bits(high[1]), gpu::pair_bits(high8[1])};
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt) {
-      slice_mma<T, kFromZero>(acc[tt], a_lo, b[tt][2 * half], b[tt][2 * half + 1]);
-      gpu::mma_m16n8k16<T>(acc[tt], a_hi, b16[tt][2 * half], b16[tt][2 * half + 1]);
+      slice_mma<T, kFromZero>(acc[tt], a_low, b[tt][2 * half], b[tt][2 * half + 1]);
+      gpu::mma_m16n8k16<T>(acc[tt], a_high, b[tt][2 * half], b[tt][2 * half + 1]);
     }
   }
 }

@@ -38,7 +38,7 @@ TEST(Bf16Triple, SplitsSpecialValuesExactly) {
   }
 }
 
-// The sizes a correction takes: -unit (136 for bf16 int4, 2304 for int8) times sums of up to a few
+// The sizes a correction takes: -unit (136 for bf16 int4, 384 for int8; 2304 before decode v55) times sums of up to a few
 // hundred activations, any sign, and every low-bit pattern of the significand.
 TEST(Bf16Triple, SplitsRandomCorrectionsExactly) {
   std::mt19937 rng(std::random_device{}());

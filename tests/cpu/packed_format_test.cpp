@@ -141,12 +141,32 @@ TEST(PackedFormat, MagicNumberDequantizationOfEveryCode) {
   }
   for (int q = 0; q < 256; ++q) {
     EXPECT_EQ(bits_to_float(static_cast<uint16_t>(0x6400 | q), DType::kF16) - 1152.0f, q - 128);
-    // bf16 has too few mantissa bits for a byte: int8 goes through fp32 (2^23 = 0x4b000000).
+    // bf16 has too few mantissa bits for a byte. The zero-point path goes through fp32
+    // (2^23 = 0x4b000000).
     uint32_t u = 0x4b000000u | static_cast<uint32_t>(q);
     float f;
     std::memcpy(&f, &u, 4);
     EXPECT_EQ(f - 8388736.0f, q - 128);
     EXPECT_EQ(round_to_dtype(f - 8388736.0f, DType::kBF16), q - 128);  // exact in bf16 too
+    // The other bf16 paths split the byte into its seven low bits and its top bit, neither
+    // shifted (dequant.cuh): 0x4300 | lo7 = 128 + lo7, and the top bit on the exponent's lowest
+    // bit (bit 7 of a half).
+    const auto bf16 = [](uint32_t bits) {
+      return bits_to_float(static_cast<uint16_t>(bits), DType::kBF16);
+    };
+    const uint32_t b = static_cast<uint32_t>(q);
+    const float low = bf16((b & 0x7fu) | 0x4300u);
+    EXPECT_EQ(low, 128.0f + (q & 0x7f));
+    // Per pair (int8_word_to_pairs): (~b & 0x80) | 0xc300 = -256 + 128 top, and one bf16 add of
+    // the two gives q - 128 unrounded.
+    const float negative_top = bf16((~b & 0x80u) | 0xc300u);
+    EXPECT_EQ(negative_top, -256.0f + 128.0f * (q >> 7));
+    EXPECT_EQ(round_to_dtype(low + negative_top, DType::kBF16), q - 128);
+    // Offset form (int8_word_to_split_pairs): (b & 0x80) | 0x4300 = 128 + 128 top; the two meet
+    // the same activations, so the weight is their sum, (q - 128) + 384 (OffsetForm's unit).
+    const float top = bf16((b & 0x80u) | 0x4300u);
+    EXPECT_EQ(top, 128.0f + 128.0f * (q >> 7));
+    EXPECT_EQ(low + top - 384.0f, q - 128);
   }
 }
 

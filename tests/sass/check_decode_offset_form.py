@@ -9,7 +9,10 @@ right:
   - no HFMA2 in the main loop, for symmetric and zero-point weights alike (zero points went through
     a per-pair scale-and-fold hfma2 before v15, 1.06-1.18x the time at M = 1);
   - fp16 int4: one shift per packed word (the 0x5400 form for the k 8-15 nibbles, v16), so at most
-    kMaxHalfInt4Shifts SHF in a loop that converts 16 words (bf16 needs three a word: 48).
+    kMaxHalfInt4Shifts SHF in a loop that converts 16 words (bf16 needs three a word: 48);
+  - bf16 int8: one shift per packed word (each byte's seven low bits and top bit, v55), so at most
+    kMaxBf16Int8Shifts SHF in a loop that converts 32 words (the nibble split before it took
+    three a word: 122 in all).
 The main loops are the innermost backward branches whose bodies hold at least 16 HMMA per token
 tile (a block: 4 n16 groups x 4 k16 slices); none may hold an HFMA2. The smallest of them is the
 loop for groups of 64 or more, where the shift count is checked (the loop for groups of 16 and 32
@@ -23,6 +26,7 @@ from sass_tools import (decode_warp_split_instances, instructions, library_sass,
                         opcode, report)
 
 kMaxHalfInt4Shifts = 24  # 16 words plus cursor and index arithmetic (18 at v16)
+kMaxBf16Int8Shifts = 48  # 32 words plus cursor and index arithmetic (42 at v55)
 
 
 def main():
@@ -50,6 +54,9 @@ def main():
         elif dtype == "f16" and bits == 4 and shf > kMaxHalfInt4Shifts:
             failures.append(summary + f" (more than {kMaxHalfInt4Shifts} SHF: three shifts a word"
                             " again?)")
+        elif dtype == "bf16" and bits == 8 and shf > kMaxBf16Int8Shifts:
+            failures.append(summary + f" (more than {kMaxBf16Int8Shifts} SHF: the nibble split's"
+                            " three shifts a word again?)")
         else:
             print("ok  ", summary)
     return report(checked, failures, f"no decode_warp_split_kernel in {lib} (built without CUDA?)",
