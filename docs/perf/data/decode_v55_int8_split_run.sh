@@ -56,5 +56,5 @@ done
 for set in $sets; do
   python3 scripts/perf/ab_summary.py "$out" "$set" > "$out/ab_${set}_table.md" 2>&1
 done
-bash scripts/pack_out.sh "$out" v55.tar.gz gpu.txt
 cat "$out"/ab_*_table.md
+bash scripts/pack_out.sh "$out" v55.tar.gz gpu.txt
