@@ -13,9 +13,9 @@
 //   bf16 int4: 0x4300 =  128.0 ( 7 mantissa bits): 0x4300 | q =  128 + q; minus  136 = q - 8
 //   fp16 int8: 0x6400 | byte = 1024 + b; minus 1152 = b - 128
 //   bf16 int8: 7 mantissa bits cannot hold a byte, so each byte b = lo7 + 128 top is taken in two
-//              parts, neither shifted: 0x4300 | lo7 = 128 + lo7, and its top bit, which lands on
-//              the exponent's lowest bit, in 0xC380 & ~(top << 7) = -256 + 128 top (the exponent
-//              bit of 0xC300 = -128 set doubles it); their sum is b - 128, exact, in one packed add.
+//              parts, neither shifted: 0x4300 | lo7 = 128 + lo7, and its top bit, which sits on
+//              the exponent's lowest bit: (~b & 0x80) | 0xc300 = -256 + 128 top (that exponent
+//              bit set doubles 0xc300 = -128); their sum is b - 128, exact, in one packed add.
 //              (The zero-point path still goes through fp32: 0x4b000000 = 2^23 (step 1),
 //              0x4b000000 | b = 2^23 + b; minus (2^23 + shift), then an exact conversion.)
 #pragma once

@@ -314,9 +314,9 @@ __global__ void __launch_bounds__(kWarpCount * 32)
   // (q - bias + offset) * a, and `correction` accumulates -offset * sum(a) per token, which the
   // group flush adds back (dequant.cuh: OffsetForm). int4: four packed subtractions per word
   // become a quarter mma per word (v5); int8: the fp32 round trip of bf16 becomes the int4 nibble
-  // code (v8), then each byte's seven low bits and top bit (v55); fp16 int4: one shift a word instead of three, with offsets that differ between the
-  // k 0-7 and k 8-15 halves of a slice, so the correction is -sum(a) per half and the flush
-  // weights the halves (v16). Zero points: the flush also adds the correction times a per-column
+  // code (v8), then each byte's seven low bits and top bit (v55); fp16 int4: one shift a word
+  // instead of three, with offsets that differ between the k 0-7 and k 8-15 halves of a slice, so
+  // the correction is -sum(a) per half and the flush weights the halves (v16). Zero points: the flush also adds the correction times a per-column
   // coefficient, instead of a subtraction and a scale-and-fold hfma2 per weight pair (v15).
   // The correction mma (v10b) takes the activations as its A operand: the four registers of one
   // ldmatrix.x4 (slices 2h and 2h + 1, 8 k each per matrix) read as an A fragment put token g's
