@@ -14,8 +14,10 @@
 #       z   int8 bf16 with zero points, auto tier, M = 1 and 64
 #       c   int4 bf16, auto tier, M = 1 and 16, l3-8b.o and l3-70b.o (code not changed: control)
 #     each on the Llama-3 8B and 70B shapes, the bench's defaults otherwise (cold weights, CUDA
-#     graphs, PDL, the floor in the same run), no cuBLAS.
-# The last lines: each set's table (scripts/perf/ab_summary.py).
+#     graphs, PDL, the floor in the same run), no cuBLAS;
+#   - V55_FINAL=1: then the new binary alone with cuBLAS bf16 beside it, int8 bf16 g128, auto tier,
+#     M = 1, 16, 256, 1024 (final_int8.json; its printed table is the last thing shown).
+# Then each set's table (scripts/perf/ab_summary.py).
 set -uo pipefail
 out=${OUT:?}
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$out/gpu.txt"
@@ -57,4 +59,10 @@ for set in $sets; do
   python3 scripts/perf/ab_summary.py "$out" "$set" > "$out/ab_${set}_table.md" 2>&1
 done
 cat "$out"/ab_*_table.md
+if [ "${V55_FINAL:-0}" = 1 ]; then
+  timeout 200 "$new" --bits 8 --tiers auto -m 1,16,256,1024 --read-bw-gib 1 \
+    --json "$out/final_int8.json" > "$out/final_int8.log" 2>&1
+  echo "final int8 rc=$?"
+  grep -E "^(shape|l3)" "$out/final_int8.log" | awk '!seen[$0]++'
+fi
 bash scripts/pack_out.sh "$out" v55.tar.gz gpu.txt
