@@ -3,7 +3,8 @@
 # and their top bit instead of nibbles, in every tier. Run from the repository root with carry
 # ["build-dev"]; the binaries are built here: scripts/pack_device_bins.sh (the new tree), and the
 # old tree's bench packed as build-dev/old_bench.tar.gz (build-dev/old/sailfish_bench, built from
-# the parent commit). Steps:
+# efd8431, the commit before v55: `tar czf build-dev/old_bench.tar.gz build-dev/old/sailfish_bench`).
+# Steps:
 #   - the GPU suite in shards (V55_SKIP_SUITE=1 leaves it out);
 #   - an A/B of old and new bench binaries, alternating sides, V55_ROUNDS rounds (default 2), of
 #     the sets named in V55_SETS (default "d1"):
