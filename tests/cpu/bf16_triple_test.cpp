@@ -38,8 +38,9 @@ TEST(Bf16Triple, SplitsSpecialValuesExactly) {
   }
 }
 
-// The sizes a correction takes: -unit (136 for bf16 int4, 384 for int8; 2304 before decode v55) times sums of up to a few
-// hundred activations, any sign, and every low-bit pattern of the significand.
+// The sizes a correction takes: -unit (136 for bf16 int4, 384 for int8; 2304 before decode v55)
+// times sums of up to a few hundred activations, any sign, and every low-bit pattern of the
+// significand.
 TEST(Bf16Triple, SplitsRandomCorrectionsExactly) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<uint32_t> significand(0, (1u << 23) - 1);
