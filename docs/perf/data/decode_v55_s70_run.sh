@@ -23,7 +23,7 @@ fi
 timeout 100 "$new" --bits 8 --tiers auto -m 1,16 --read-bw-gib 1 \
   --json "$out/auto_int8.json" > "$out/auto_int8.log" 2>&1
 echo "auto int8 rc=$?"
-timeout 200 "$new" --bits 8 --tiers auto -m 1,16 --tune --tune-recheck --no-cublas --read-bw-gib 1 \
+timeout 150 "$new" --bits 8 --tiers auto -m 1,16 --tune --tune-recheck --no-cublas --read-bw-gib 1 \
   --json "$out/tuned_int8.json" > "$out/tuned_int8.log" 2>&1
 echo "tuned int8 rc=$?"
 python3 scripts/perf/tune_table.py "$out/auto_int8.json" "$out/tuned_int8.json" \
