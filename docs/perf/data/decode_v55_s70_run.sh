@@ -6,7 +6,7 @@
 #   - on an H200 only: the A/B of v55's set d1 (int8 bf16 g128, auto tier, M = 1, 4, 8), four
 #     rounds, through decode_v55_int8_split_run.sh (the H100 has run it three times);
 #   - on any card: the new build beside cuBLAS bf16, int8 bf16 g128, auto tier, M = 1, 16
-#     (auto_int8.json), then tune() over the same rows with every candidate timed again in the
+#     (auto_int8.json), then tune() over its M = 1 rows with every candidate timed again in the
 #     bench's harness (tuned_int8.json), and scripts/perf/tune_table.py on the two.
 set -uo pipefail
 out=${OUT:?}
@@ -23,7 +23,7 @@ fi
 timeout 100 "$new" --bits 8 --tiers auto -m 1,16 --read-bw-gib 1 \
   --json "$out/auto_int8.json" > "$out/auto_int8.log" 2>&1
 echo "auto int8 rc=$?"
-timeout 150 "$new" --bits 8 --tiers auto -m 1,16 --tune --tune-recheck --no-cublas --read-bw-gib 1 \
+timeout 100 "$new" --bits 8 --tiers auto -m 1 --tune --tune-recheck --no-cublas --read-bw-gib 1 \
   --json "$out/tuned_int8.json" > "$out/tuned_int8.log" 2>&1
 echo "tuned int8 rc=$?"
 python3 scripts/perf/tune_table.py "$out/auto_int8.json" "$out/tuned_int8.json" \
