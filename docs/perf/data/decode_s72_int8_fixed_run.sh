@@ -6,8 +6,9 @@
 #   - the K-slope of both builds: int8 bf16 g128, M = 1, N = 8192, K = 4096-28672, the rule's
 #     plan for these rows forced (two splits, five stages), old and new alternating, three rounds;
 #     time = fixed + slope * K separates the loop's rate from the prologue, ramp and epilogue;
-#   - Nsight Compute (boost clock, not ncu's base clock) on l3-70b.o and l3-70b.down at M = 1,
-#     both builds: issue activity, stall reasons, DRAM throughput.
+#     S72_PDL and S72_ROUNDS below; S72_PLANS=1 adds forced plans for the target row;
+#   - Nsight Compute (S72_NCU=0 leaves it out; boost clock, not ncu's base clock) on l3-70b.o
+#     and l3-70b.down at M = 1, both builds: issue activity, stall reasons, DRAM throughput.
 # The K-slope fits by scripts/perf/k_slope_summary.py.
 set -uo pipefail
 out=${OUT:?}
@@ -17,18 +18,41 @@ tar xzf build-dev/old_bench.tar.gz || exit 2
 new=build/bench/sailfish_bench
 old=build-dev/old/sailfish_bench
 shapes=k4=4096x8192,k8=8192x8192,k16=16384x8192,k28=28672x8192
-for round in 1 2 3; do
-  for side in old new; do
-    bin=$old
-    [ "$side" = new ] && bin=$new
-    SAILFISH_DECODE_SPLITS=2 SAILFISH_DECODE_WARP_STAGES=5 timeout 100 "$bin" --bits 8 \
-      --tiers decode -m 1 --shapes "$shapes" --no-cublas --read-bw-gib 1 \
-      --json "$out/kslope_${side}_$round.json" > "$out/kslope_${side}_$round.log" 2>&1
-    echo "kslope $side round $round: rc=$?"
+# S72_PDL="1 0" also times each build launched without programmatic dependent launch (its rows
+# named old_nopdl_*, new_nopdl_*): whether a difference in the fixed part is the launch chain's.
+for round in $(seq 1 "${S72_ROUNDS:-3}"); do
+  for pdl in ${S72_PDL:-1}; do
+    for side in old new; do
+      bin=$old
+      [ "$side" = new ] && bin=$new
+      name=$side
+      [ "$pdl" = 0 ] && name=${side}_nopdl
+      SAILFISH_PDL=$pdl SAILFISH_DECODE_SPLITS=2 SAILFISH_DECODE_WARP_STAGES=5 timeout 100 \
+        "$bin" --bits 8 --tiers decode -m 1 --shapes "$shapes" --no-cublas --read-bw-gib 1 \
+        --json "$out/kslope_${name}_$round.json" > "$out/kslope_${name}_$round.log" 2>&1
+      echo "kslope $name round $round: rc=$?"
+    done
   done
 done
 python3 scripts/perf/k_slope_summary.py "$out" > "$out/kslope_fit.md" 2>&1
-cat "$out/kslope_fit.md"
+# S72_PLANS=1: the new build on the int8 rows with the target row's plan family, forced:
+# the rule, four stages unpadded (room for a CTA of the next launch beside two of this one) and
+# padded (the tune() candidate), six stages; two rounds.
+if [ "${S72_PLANS:-0}" = 1 ]; then
+  for round in 1 2; do
+    for plan in rule:: w4:4:0 w4spread:4:1 w6:6:; do
+      IFS=: read -r name stages spread <<< "$plan"
+      env ${stages:+SAILFISH_DECODE_SPLITS=2 SAILFISH_DECODE_WARP_STAGES=$stages} \
+        ${spread:+SAILFISH_DECODE_SPREAD=$spread} timeout 100 "$new" --bits 8 --tiers decode \
+        -m 1 --shapes l3-70b.o,l3-70b.down,l3-8b.gate_up --no-cublas --read-bw-gib 1 \
+        --json "$out/plan_${name}_$round.json" > "$out/plan_${name}_$round.log" 2>&1
+      echo "plan $name round $round: rc=$?"
+      grep -E "^l3" "$out/plan_${name}_$round.log" | awk '!seen[$0]++'
+    done
+  done
+fi
+sed -n '/fixed us/,$p' "$out/kslope_fit.md"
+[ "${S72_NCU:-1}" = 1 ] || { bash scripts/pack_out.sh "$out" s72.tar.gz gpu.txt kslope_fit.md; exit 0; }
 mkdir -p "$out/n"
 sections=()
 for s in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats; do
