@@ -18,10 +18,13 @@ done
 
 # ncu_warp_split LOG BENCH METRICS BENCH_ARGS...: one launch of the bench rows BENCH_ARGS pick,
 # no baseline, no check; the first warp-split kernel profiled with METRICS besides the sections.
+# NCU_CLOCK_CONTROL: ncu's --clock-control (default base, ncu's own: clocks locked at base; none
+# keeps the boost clock the bench runs at).
 ncu_warp_split() {
   local log=$1 bench=$2 metrics=$3
   shift 3
-  timeout 120 ncu -k regex:decode_warp_split_kernel -c 1 "${ncu_decode_sections[@]}" \
+  timeout 120 ncu --clock-control "${NCU_CLOCK_CONTROL:-base}" -k regex:decode_warp_split_kernel \
+    -c 1 "${ncu_decode_sections[@]}" \
     --metrics "$metrics" "$bench" "$@" --tiers decode --no-cublas --replays 1 --warmup 0 \
     --graph-launches 1 --check-samples 0 > "$log" 2>&1
 }

@@ -53,11 +53,8 @@ if [ "${S72_PLANS:-0}" = 1 ]; then
 fi
 sed -n '/fixed us/,$p' "$out/kslope_fit.md"
 [ "${S72_NCU:-1}" = 1 ] || { bash scripts/pack_out.sh "$out" s72.tar.gz gpu.txt kslope_fit.md; exit 0; }
-mkdir -p "$out/n"
-sections=()
-for s in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats; do
-  sections+=(--section "$s")
-done
+# shellcheck source=scripts/perf/ncu_decode_lib.sh
+source scripts/perf/ncu_decode_lib.sh
 metrics=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__cycles_active.avg
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
 metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_active
@@ -65,16 +62,14 @@ for shape in l3-70b.o l3-70b.down; do
   for side in old new; do
     bin=$old
     [ "$side" = new ] && bin=$new
-    timeout 120 ncu --clock-control none -k regex:decode_warp_split_kernel -c 1 "${sections[@]}" \
-      --metrics "$metrics" "$bin" --bits 8 --shapes "$shape" -m 1 --tiers decode --no-cublas \
-      --replays 1 --warmup 0 --graph-launches 1 --check-samples 0 \
-      > "$out/n/${shape}_${side}.log" 2>&1
+    NCU_CLOCK_CONTROL=none ncu_warp_split "$ncu_out/${shape}_${side}.log" "$bin" "$metrics" \
+      --bits 8 --shapes "$shape" -m 1
     echo "ncu $shape $side: rc=$?"
   done
 done
 keys='Duration|DRAM Throughput|Issue Slots Busy|Issued Ipc Active|No Eligible|Warp Cycles Per Issued'
 keys+='|Stall Long Scoreboard|inst_executed.sum|dram__bytes_read|Registers Per|Achieved Occupancy'
-for f in "$out"/n/*.log; do
+for f in "$ncu_out"/*.log; do
   echo "== $(basename "$f")"
   grep -E "$keys" "$f" | sed 's/  */ /g' | cut -c1-110
 done
