@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Stop 72's second device call (perf/decode.md, v55, "Stop 72"): why v55's shorter bf16 int8 loop
 # runs the int8 target row (l3-70b.o, M = 1) 2% slower on the H200 while the long-K row with the
-# same plan (l3-70b.down, s2/e3/w5) holds. Run from the repository root with carry ["build-dev"]
-# (binaries as decode_v55_s70_run.sh says). Steps:
+# same plan (l3-70b.down, s2/e3/w5) holds. Run from the repository root with carry
+# ["build-dev/bins.tar.gz", "build-dev/old_bench.tar.gz"] (all of build-dev, with the old bench
+# unpacked, exceeds the 64 MiB carry; binaries as decode_v55_s70_run.sh says). Steps:
 #   - the K-slope of both builds: int8 bf16 g128, M = 1, N = 8192, K = 4096-28672, the rule's
 #     plan for these rows forced (two splits, five stages), old and new alternating, three rounds;
 #     time = fixed + slope * K separates the loop's rate from the prologue, ramp and epilogue;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Stop 70's device call for decode v55 (perf/decode.md, v55): the H200 answer stop 69 could not
-# get, and tune() on the new int8 loop. Run from the repository root with carry ["build-dev"];
-# binaries as decode_v55_int8_split_run.sh says (scripts/pack_device_bins.sh, and efd8431's bench
-# as build-dev/old_bench.tar.gz). Steps, the target's row first so that a call cut short still
-# answers it:
+# get, and tune() on the new int8 loop. Run from the repository root with carry
+# ["build-dev/bins.tar.gz", "build-dev/old_bench.tar.gz"] (all of build-dev exceeds the 64 MiB
+# carry); binaries as decode_v55_int8_split_run.sh says (scripts/pack_device_bins.sh, and
+# efd8431's bench as build-dev/old_bench.tar.gz). Steps, the target's row first so that a call cut
+# short still answers it:
 #   - on any card: the new build beside cuBLAS bf16, int8 bf16 g128, auto tier, M = 1, 16
 #     (auto_int8.json, its table printed at once);
 #   - on an H200 only: the A/B of v55's set d1 (int8 bf16 g128, auto tier, M = 1, 4, 8), four
