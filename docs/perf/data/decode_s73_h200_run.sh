@@ -3,10 +3,11 @@
 # Run from the repository root with carry ["build-dev/bins.tar.gz", "build-dev/old_bench.tar.gz"]
 # (binaries as decode_v55_s70_run.sh says: the new tree by scripts/pack_device_bins.sh, the old
 # bench from efd8431, v55's parent). On an H200 only (another card: nothing run, exit 3). Steps:
-#   - the final set (scripts/device_decode_final.sh: int4 auto M = 1-64 with cuBLAS bf16 and the
-#     floor, int8 M = 1 and 16, deterministic mode, PDL off, the router GEMVs), so the standing
-#     table comes from one run of one tree instead of stop 66's int4 and stop 72's int8;
-#   - the GPU suite in shards (no H200 has run it on v55's tree; S73_SKIP_SUITE=1 leaves it out);
+#   - decode_s65_h200_run.sh without its tune() runs: the final set (scripts/device_decode_final.sh:
+#     int4 auto M = 1-64 with cuBLAS bf16 and the floor, int8 M = 1 and 16, deterministic mode,
+#     PDL off, the router GEMVs), so the standing table comes from one run of one tree instead of
+#     stop 66's int4 and stop 72's int8, then the GPU suite in shards (no H200 has run it on v55's
+#     tree; S66_SKIP_SUITE=1 leaves it out);
 #   - the int8 target row's last open pairing (S73_SKIP_PROBE=1 leaves it out): l3-70b.o at M = 1,
 #     both conversions (old: efd8431's nibbles; new: v55's seven-low-bits/top-bit), each at the
 #     rule's plan and at six stages a warp (one more stage of weights before the wait), alternating,
@@ -14,19 +15,12 @@
 #     roofline) and six stages on the new form only (0.993x the rule on the H200).
 set -uo pipefail
 out=${OUT:?}
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$out/gpu.txt"
-grep -q H200 "$out/gpu.txt" || { echo "not an H200: nothing run"; exit 3; }
-tar xzf build-dev/bins.tar.gz || exit 2
+S65_SKIP_TUNE=1 bash docs/perf/data/decode_s65_h200_run.sh
+rc=$?
+[ "$rc" = 3 ] && exit 3  # not an H200
 tar xzf build-dev/old_bench.tar.gz || exit 2
 new=build/bench/sailfish_bench
 old=build-dev/old/sailfish_bench
-timeout 300 bash scripts/device_decode_final.sh > "$out/final_stdout.txt" 2>&1
-echo "final rc=$?"
-if [ "${S73_SKIP_SUITE:-0}" != 1 ]; then
-  GPU_TEST_TIMEOUT=150 OUT="$out/suite" timeout 200 bash scripts/device_round.sh tests-sharded \
-    > "$out/suite_stdout.txt" 2>&1
-  echo "suite rc=$?"
-fi
 if [ "${S73_SKIP_PROBE:-0}" != 1 ]; then
   for round in $(seq 1 "${S73_ROUNDS:-3}"); do
     for side in old new; do
@@ -60,10 +54,5 @@ for (side, plan), v in sorted(rows.items()):
     print(f"| {side} | {plan} | {us} | {pct} | {v[0][2]} |")
 EOF
 fi
-{
-  tail -4 "$out/suite_stdout.txt" 2>/dev/null
-  cat "$out/probe_table.md" 2>/dev/null
-  cat "$out/decode_final_summary.txt"
-} > "$out/s73_summary.txt" 2>&1
-bash scripts/pack_out.sh "$out" s73_h200.tar.gz s73_summary.txt gpu.txt
-cat "$out/s73_summary.txt"
+bash scripts/pack_out.sh "$out" s73_probe.tar.gz s65_summary.txt probe_table.md gpu.txt
+cat "$out/probe_table.md" 2>/dev/null
