@@ -31,28 +31,14 @@ if [ "${S73_SKIP_PROBE:-0}" != 1 ]; then
         [ "$plan" = w6 ] && forced=(SAILFISH_DECODE_SPLITS=2 SAILFISH_DECODE_WARP_STAGES=6)
         env "${forced[@]}" \
           timeout 60 "$bin" --bits 8 --tiers decode -m 1 --shapes l3-70b.o --no-cublas \
-          --read-bw-gib 1 --json "$out/probe_${side}_${plan}_$round.json" \
-          > "$out/probe_${side}_${plan}_$round.log" 2>&1
+          --read-bw-gib 1 --json "$out/ab_${plan}_${side}_$round.json" \
+          > "$out/ab_${plan}_${side}_$round.log" 2>&1
         echo "probe $side $plan round $round: rc=$?"
       done
     done
   done
-  python3 - "$out" > "$out/probe_table.md" <<'EOF'
-import glob, json, os, sys
-out = sys.argv[1]
-rows = {}
-for path in sorted(glob.glob(os.path.join(out, "probe_*.json"))):
-    side, plan, _ = os.path.basename(path)[len("probe_"):-len(".json")].split("_")
-    run = json.load(open(path))
-    for r in run["rows"]:
-        rows.setdefault((side, plan), []).append((r["us"], r["pct_roofline"], r["launch"]))
-print("| build | plan | us (each round) | % of roofline (each round) | launch |")
-print("|---|---|---|---|---|")
-for (side, plan), v in sorted(rows.items()):
-    us = ", ".join(f"{x[0]:.2f}" for x in v)
-    pct = ", ".join(f"{x[1]:.1f}" for x in v)
-    print(f"| {side} | {plan} | {us} | {pct} | {v[0][2]} |")
-EOF
+  # new/old at each plan; six stages against the rule is the two tables' rows read together.
+  python3 scripts/perf/ab_summary.py "$out" rule w6 > "$out/probe_table.md" 2>&1
 fi
 bash scripts/pack_out.sh "$out" s73_probe.tar.gz s65_summary.txt probe_table.md gpu.txt
 cat "$out/probe_table.md" 2>/dev/null
