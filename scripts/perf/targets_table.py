@@ -72,9 +72,11 @@ def listed(names):
 
 
 def floor_pct(row):
-    """The stream-only floor's own % of the roofline: no one-launch kernel reading the same bytes
-    in the same graph ran faster, so a roofline target above it is out of that kernel's reach."""
-    return 100.0 * row["roofline_us"] / row["floor_us"] if row.get("floor_us") else None
+    """The stream-only floor's own % of the roofline (the row's % times its floor ratio): no
+    one-launch kernel reading the same bytes in the same graph ran faster, so a roofline target
+    above it is out of that kernel's reach."""
+    ratio = floor_ratio(row)
+    return row["pct_roofline"] * ratio if ratio is not None else None
 
 
 def main():
