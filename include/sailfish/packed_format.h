@@ -61,6 +61,9 @@ struct PackedWeight {
 Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out);
 // Exact inverse of pack (scales come back as their scale_dtype values).
 Status unpack(const PackedWeight& p, QuantizedWeight* out);
+// Checks that a geometry is the one PackedGeometry::make gives for its n, k, bits and group_size,
+// derived fields included: the kernels index with n_pad, k_blocks and scale_rows as given.
+Status validate(const PackedGeometry& g);
 // Checks sizes, version and ranges of a packed weight (used before upload and on deserialize).
 Status validate(const PackedWeight& p);
 

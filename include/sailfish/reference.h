@@ -8,7 +8,7 @@
 
 namespace sailfish {
 
-// W[n][k] in double, by QuantizedWeight::dequantized.
+// W[n][k] in double, by QuantizedWeight::dequantized; empty when validate(w) refuses the weight.
 std::vector<double> dequantize_reference(const QuantizedWeight& w);
 
 // Y[m][n] = sum_k A[m][k] * W[n][k] (+ bias[n]). a: [m][w.k], bias: [w.n] or null, y: [m][w.n].

@@ -23,7 +23,8 @@
 
 namespace sailfish {
 
-// A packed weight on the device: non-owning views. Alignment: codes 16 bytes, others 4 bytes.
+// A packed weight on the device: non-owning views. Alignment: codes, scales and zero_fold 16 bytes,
+// perm 4 bytes (validate(const DeviceWeight&)).
 struct DeviceWeight {
   PackedGeometry geometry;
   DType scale_dtype = DType::kBF16;
@@ -36,7 +37,15 @@ struct DeviceWeight {
   const int32_t* perm = nullptr;    // [k] act-order permutation, or null
 };
 
-// Copies a device weight's arrays back to the host (synchronous): codes, scales, zero_fold and
+// Checks a view before anything reads through it: the geometry is PackedGeometry::make's (derived
+// fields included), the scale dtype fp16 or bf16, the zero kind none/integer/float with zero_fold
+// set exactly when it has zero points, codes and scales non-null, codes, scales and zero_fold
+// 16-byte aligned (the kernels copy them in 16-byte vectors; cudaMalloc'd and
+// DeviceWeightStorage arrays are) and perm 4-byte aligned. run(), tune(), dequantize() and
+// download() refuse a view that fails it, with this message after their own name.
+Status validate(const DeviceWeight& weight);
+
+// Copies a valid device weight's arrays back to the host (synchronous): codes, scales, zero_fold and
 // perm. zero_points are not kept on the device, so they stay empty.
 Status download(const DeviceWeight& weight, PackedWeight* host);
 

@@ -131,10 +131,54 @@ Status DeviceWeightStorage::upload(const PackedWeight& host, DeviceWeightStorage
   return Status();
 }
 
+Status validate(const DeviceWeight& weight) {
+  SF_RETURN_IF_ERROR(validate(weight.geometry));
+  if (weight.scale_dtype != DType::kF16 && weight.scale_dtype != DType::kBF16) {
+    return invalid_argument("the weight's scale dtype is ", dtype_name(weight.scale_dtype),
+                            "; accepted: fp16 or bf16");
+  }
+  const ZeroPointKind kind = weight.zero_kind;
+  if (kind != ZeroPointKind::kNone && kind != ZeroPointKind::kInteger &&
+      kind != ZeroPointKind::kFloat) {
+    return invalid_argument("the weight's zero kind is ", int(kind),
+                            "; accepted: none, integer or float");
+  }
+  if (weight.codes == nullptr || weight.scales == nullptr) {
+    return invalid_argument("the weight's codes or scales are null");
+  }
+  if (kind != ZeroPointKind::kNone && weight.zero_fold == nullptr) {
+    return invalid_argument("the weight has zero points (zero kind ", zero_point_kind_name(kind),
+                            ") but zero_fold is null");
+  }
+  if (kind == ZeroPointKind::kNone && weight.zero_fold != nullptr) {
+    // The kernels read zero folds whenever the pointer is set, and plans size for their kind.
+    return invalid_argument("the weight has no zero points (zero kind none) but zero_fold is set; "
+                            "leave it null");
+  }
+  const auto misaligned = [](const void* p, uintptr_t bytes) {
+    return reinterpret_cast<uintptr_t>(p) % bytes != 0;
+  };
+  // The decode and prefill kernels copy every row of these arrays with 16-byte cp.async (or TMA),
+  // and the dequantize kernel loads codes as 16-byte vectors: a misaligned address is a fault that
+  // leaves the CUDA context unusable, so it is refused here instead.
+  if (misaligned(weight.codes, 16) || misaligned(weight.scales, 16) ||
+      misaligned(weight.zero_fold, 16)) {
+    return invalid_argument("the weight's codes, scales and zero_fold must be 16-byte aligned "
+                            "(cudaMalloc'd memory and DeviceWeightStorage are); codes at ",
+                            weight.codes, ", scales at ", weight.scales, ", zero_fold at ",
+                            weight.zero_fold);
+  }
+  if (misaligned(weight.perm, 4)) {
+    return invalid_argument("the weight's perm must be a 4-byte aligned int32 array; it is at ",
+                            static_cast<const void*>(weight.perm));
+  }
+  return Status();
+}
+
 Status download(const DeviceWeight& weight, PackedWeight* host) {
   if (host == nullptr) return invalid_argument("download: host is null");
-  if (weight.codes == nullptr || weight.scales == nullptr) {
-    return invalid_argument("download: the weight's codes or scales are null");
+  if (Status valid = validate(weight); !valid.ok()) {
+    return Status(valid.code(), "download: " + valid.message());
   }
   const PackedGeometry& geo = weight.geometry;
   PackedWeight p;

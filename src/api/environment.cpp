@@ -66,6 +66,11 @@ Status resolve_options(const Options& options, ResolvedOptions* out) {
   std::optional<Tier> tier;
   SF_RETURN_IF_ERROR(env_tier("SAILFISH_TIER", &tier));
   r.tier = options.tier.value_or(tier.value_or(Tier::kAuto));
+  if (r.tier != Tier::kAuto && r.tier != Tier::kDecode && r.tier != Tier::kPrefill &&
+      r.tier != Tier::kDense) {
+    return invalid_argument("Options::tier is ", int(r.tier),
+                            "; accepted: Tier::kAuto, kDecode, kPrefill or kDense");
+  }
 
   std::optional<bool> flag;
   SF_RETURN_IF_ERROR(env_bool("SAILFISH_DETERMINISTIC", &flag));

@@ -38,13 +38,8 @@ using ::sailfish::detail::align_up;
 Status validate_problem(const Problem& p) {
   if (p.m < 0) return invalid_argument("m is ", p.m, "; must be >= 0");
   const PackedGeometry& g = p.geometry;
-  PackedGeometry check;
-  SF_RETURN_IF_ERROR(PackedGeometry::make(g.n, g.k, g.bits, g.group_size, &check));
-  if (check.n_pad != g.n_pad || check.k_pad != g.k_pad || check.scale_rows != g.scale_rows ||
-      check.group_rows != g.group_rows) {
-    return invalid_argument("problem geometry is inconsistent with [n=", g.n, ", k=", g.k,
-                            ", bits=", g.bits, ", group_size=", g.group_size,
-                            "]; build it with PackedGeometry::make");
+  if (Status valid = validate(g); !valid.ok()) {
+    return Status(valid.code(), "problem: " + valid.message());
   }
   if (p.act_dtype != DType::kF16 && p.act_dtype != DType::kBF16) {
     return unsupported("activation dtype ", dtype_name(p.act_dtype),

@@ -13,8 +13,17 @@ namespace sailfish {
 
 namespace {
 
+// Every geometry field, not only the four a plan is made from: validate() holds the view's derived
+// fields to make()'s, but the kernels take n_pad, k_blocks and scale_rows from the plan's problem,
+// which the caller could have edited since plan().
 bool same_geometry(const PackedGeometry& a, const PackedGeometry& b) {
-  return a.n == b.n && a.k == b.k && a.bits == b.bits && a.group_size == b.group_size;
+  return a.n == b.n && a.k == b.k && a.bits == b.bits && a.group_size == b.group_size &&
+         a.n_pad == b.n_pad && a.k_pad == b.k_pad && a.n_blocks == b.n_blocks &&
+         a.k_blocks == b.k_blocks && a.group_rows == b.group_rows && a.scale_rows == b.scale_rows;
+}
+
+bool misaligned(const void* p, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes != 0;
 }
 
 Status validate_run(const Plan& plan, const RunArgs& args, void* workspace,
@@ -22,29 +31,30 @@ Status validate_run(const Plan& plan, const RunArgs& args, void* workspace,
   const Problem& p = plan.problem;
   if (args.weight == nullptr) return invalid_argument("run: weight is null");
   const DeviceWeight& w = *args.weight;
+  if (Status valid = validate(w); !valid.ok()) {
+    return Status(valid.code(), "run: " + valid.message());
+  }
   if (!same_geometry(w.geometry, p.geometry) || w.scale_dtype != p.scale_dtype ||
       w.zero_kind != p.zero_kind || (w.perm != nullptr) != p.act_order) {
     return invalid_argument("run: the weight [n=", w.geometry.n, ", k=", w.geometry.k,
                             ", bits=", w.geometry.bits, ", group=", w.geometry.group_size,
+                            ", scales ", dtype_name(w.scale_dtype), ", zero ",
+                            zero_point_kind_name(w.zero_kind), ", act_order ", w.perm != nullptr,
                             "] does not match the plan's [n=", p.geometry.n, ", k=", p.geometry.k,
-                            ", bits=", p.geometry.bits, ", group=", p.geometry.group_size, "]");
-  }
-  if (w.codes == nullptr || w.scales == nullptr) {
-    return invalid_argument("run: weight codes or scales are null");
-  }
-  if (w.zero_kind != ZeroPointKind::kNone && w.zero_fold == nullptr) {
-    return invalid_argument("run: the weight has zero points but zero_fold is null");
-  }
-  if (w.zero_kind == ZeroPointKind::kNone && w.zero_fold != nullptr) {
-    // The kernels read zero folds whenever the pointer is set, and plans size for their kind.
-    return invalid_argument("run: the weight has no zero points (zero_kind none) but zero_fold is "
-                            "set; leave it null");
-  }
-  if (reinterpret_cast<uintptr_t>(w.codes) % 16 != 0) {
-    return invalid_argument("run: weight codes must be 16-byte aligned");
+                            ", bits=", p.geometry.bits, ", group=", p.geometry.group_size,
+                            ", scales ", dtype_name(p.scale_dtype), ", zero ",
+                            zero_point_kind_name(p.zero_kind), ", act_order ", p.act_order, "]");
   }
   if (p.m > 0 && (args.a == nullptr || args.y == nullptr)) {
     return invalid_argument("run: a and y must be non-null when m > 0");
+  }
+  // The epilogues store Y and read the bias by element (pairs only where aligned), and the prep
+  // kernel reads A by element: an element-misaligned pointer would fault. The tiers that read A in
+  // place in 16-byte vectors check that alignment themselves.
+  const uintptr_t elem = static_cast<uintptr_t>(dtype_bytes(p.act_dtype));
+  if (misaligned(args.a, elem) || misaligned(args.y, elem) || misaligned(args.bias, elem)) {
+    return invalid_argument("run: a, y and bias must be aligned to their element size (",
+                            elem, " bytes for ", dtype_name(p.act_dtype), ")");
   }
   if ((args.bias != nullptr) != p.has_bias) {
     return invalid_argument("run: the plan was made ", p.has_bias ? "with" : "without",

@@ -126,6 +126,9 @@ Status validate_tune_options(const TuneOptions& t) {
 // tune() reads the weight only when it times, but a weight that does not fit the problem is a
 // caller's mistake either way: say so at once.
 Status validate_weight(const Problem& p, const DeviceWeight& w) {
+  if (Status valid = validate(w); !valid.ok()) {
+    return Status(valid.code(), "tune: " + valid.message());
+  }
   const PackedGeometry &a = w.geometry, &b = p.geometry;
   if (a.n != b.n || a.k != b.k || a.bits != b.bits || a.group_size != b.group_size ||
       w.scale_dtype != p.scale_dtype || w.zero_kind != p.zero_kind ||
@@ -138,9 +141,6 @@ Status validate_weight(const Problem& p, const DeviceWeight& w) {
                             dtype_name(p.scale_dtype), ", zero ",
                             zero_point_kind_name(p.zero_kind), ", act_order ", p.act_order,
                             "]; make the problem with Problem::for_weight");
-  }
-  if (w.codes == nullptr || w.scales == nullptr) {
-    return invalid_argument("tune: weight codes or scales are null");
   }
   return Status();
 }

@@ -128,10 +128,26 @@ MatMulNBitsAttributes attributes_of(int64_t k, int64_t n, int bits, int block_si
   return a;
 }
 
-// Sizes are only derived from sane attributes; otherwise they stay 0 and the operator reports
-// the bad attribute itself.
-bool attributes_sane(int64_t k, int64_t n, int bits, int block_size) {
-  return k > 0 && n > 0 && (bits == 4 || bits == 8) && block_size >= 16 && block_size <= 256;
+// The sizes of the operator's tensors, derived from the attributes. Only sane attributes give
+// sizes; otherwise they stay 0 and the operator reports the bad attribute itself. Sane includes
+// products that fit in int64 (as the host C API's attributes_sane): one that overflows is
+// undefined behaviour, and a wrapped count would have the operator copy the wrong number of the
+// caller's bytes before it could refuse the shape.
+struct TensorSizes {
+  int64_t b_bytes = 0, scales_count = 0, zero_points_packed_bytes = 0;
+};
+bool tensor_sizes(int64_t k, int64_t n, int bits, int block_size, TensorSizes* out) {
+  if (!(k > 0 && n > 0 && (bits == 4 || bits == 8) && block_size >= 16 && block_size <= 256)) {
+    return false;
+  }
+  const int64_t k_blocks = (k + block_size - 1) / block_size;  // k > 0: no overflow
+  const int64_t blob_bytes = int64_t(block_size) * bits / 8;
+  const int64_t packed_zero_row = (k_blocks * bits + 7) / 8;    // k_blocks <= k < 2^63 / 8
+  int64_t row_bytes = 0;
+  return !__builtin_mul_overflow(k_blocks, blob_bytes, &row_bytes) &&
+         !__builtin_mul_overflow(n, row_bytes, &out->b_bytes) &&
+         !__builtin_mul_overflow(n, k_blocks, &out->scales_count) &&
+         !__builtin_mul_overflow(n, packed_zero_row, &out->zero_points_packed_bytes);
 }
 
 Status create_op(int64_t k, int64_t n, int bits, int block_size, int accuracy_level,
@@ -150,13 +166,13 @@ Status create_op(int64_t k, int64_t n, int bits, int block_size, int accuracy_le
   w.zero_points_packed = zero_points_packed;
   w.zero_points_typed = zero_points_typed;
   w.g_idx = g_idx;
-  if (attributes_sane(k, n, bits, block_size)) {
-    const int64_t k_blocks = (k + block_size - 1) / block_size;
-    w.b_bytes = b ? static_cast<size_t>(n * k_blocks * block_size * bits / 8) : 0;
-    w.scales_count = scales ? static_cast<size_t>(n * k_blocks) : 0;
+  TensorSizes sizes;
+  if (tensor_sizes(k, n, bits, block_size, &sizes)) {
+    w.b_bytes = b ? static_cast<size_t>(sizes.b_bytes) : 0;
+    w.scales_count = scales ? static_cast<size_t>(sizes.scales_count) : 0;
     w.zero_points_packed_bytes =
-        zero_points_packed ? static_cast<size_t>(n * ((k_blocks * bits + 7) / 8)) : 0;
-    w.zero_points_typed_count = zero_points_typed ? static_cast<size_t>(n * k_blocks) : 0;
+        zero_points_packed ? static_cast<size_t>(sizes.zero_points_packed_bytes) : 0;
+    w.zero_points_typed_count = zero_points_typed ? static_cast<size_t>(sizes.scales_count) : 0;
     w.g_idx_count = g_idx ? static_cast<size_t>(k) : 0;
   }
   return MatMulNBitsOp::create(attributes_of(k, n, bits, block_size, accuracy_level), w, dtype,
@@ -205,6 +221,14 @@ Status run_op(MatMulNBitsOp& op, const float* a, int64_t m, const float* bias, f
   }
   const DType dtype = op.activation_dtype();
   const int64_t k = op.attributes().k, n = op.attributes().n;
+  // The host copies hold m * k and m * n elements of up to 4 bytes: refuse an m whose sizes do
+  // not fit before anything is allocated (a wrapped size would copy the wrong bytes).
+  int64_t a_count = 0, y_count = 0, largest_copy_bytes = 0;
+  if (__builtin_mul_overflow(m, k, &a_count) || __builtin_mul_overflow(m, n, &y_count) ||
+      __builtin_mul_overflow(std::max(a_count, y_count), int64_t(4), &largest_copy_bytes)) {
+    return sailfish::invalid_argument("m is ", m, "; m * k (k = ", k, ") and m * n (n = ", n,
+                                      ") elements must fit in 64-bit byte counts");
+  }
   sailfish::Plan plan;
   SF_RETURN_IF_ERROR(op.plan_for(m, bias != nullptr, &plan));
   if (tier_used != nullptr) *tier_used = static_cast<int>(plan.tier);

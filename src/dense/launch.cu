@@ -75,14 +75,12 @@ namespace sailfish {
 
 Status dequantize(const DeviceWeight& weight, void* out, int64_t ld, cudaStream_t stream) {
   const PackedGeometry& geo = weight.geometry;
-  PackedGeometry check;
-  SF_RETURN_IF_ERROR(PackedGeometry::make(geo.n, geo.k, geo.bits, geo.group_size, &check));
-  if (weight.codes == nullptr || weight.scales == nullptr || out == nullptr) {
-    return invalid_argument("dequantize: weight codes, scales and out must be non-null");
+  // The whole view, geometry included: the kernel indexes codes and scale rows with its n_pad,
+  // k_blocks and scale_rows and loads codes as 16-byte vectors.
+  if (Status valid = validate(weight); !valid.ok()) {
+    return Status(valid.code(), "dequantize: " + valid.message());
   }
-  if (weight.zero_kind != ZeroPointKind::kNone && weight.zero_fold == nullptr) {
-    return invalid_argument("dequantize: the weight has zero points but zero_fold is null");
-  }
+  if (out == nullptr) return invalid_argument("dequantize: out is null");
   if (weight.perm != nullptr) {
     return unsupported("dequantize: act-order weights dequantize transposed inside the dense "
                        "tier only; this entry point writes the unpermuted row-major form");

@@ -188,20 +188,27 @@ Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out) {
   return Status();
 }
 
+Status validate(const PackedGeometry& g) {
+  PackedGeometry made;
+  SF_RETURN_IF_ERROR(PackedGeometry::make(g.n, g.k, g.bits, g.group_size, &made));
+  if (made.n_pad != g.n_pad || made.k_pad != g.k_pad || made.n_blocks != g.n_blocks ||
+      made.k_blocks != g.k_blocks || made.group_rows != g.group_rows ||
+      made.scale_rows != g.scale_rows) {
+    return invalid_argument("packed geometry is inconsistent with [n=", g.n, ", k=", g.k,
+                            ", bits=", g.bits, ", group_size=", g.group_size,
+                            "] (n_pad, k_pad, n_blocks, k_blocks, group_rows or scale_rows differ "
+                            "from PackedGeometry::make's); build it with PackedGeometry::make");
+  }
+  return Status();
+}
+
 Status validate(const PackedWeight& p) {
   if (p.version != kPackedFormatVersion) {
     return unsupported("packed weight has format version ", p.version, "; this build reads version ",
                        kPackedFormatVersion, " only: repack from the checkpoint");
   }
-  const PackedGeometry& given = p.geometry;
-  PackedGeometry geo;
-  SF_RETURN_IF_ERROR(PackedGeometry::make(given.n, given.k, given.bits, given.group_size, &geo));
-  if (geo.n_pad != given.n_pad || geo.k_pad != given.k_pad || geo.n_blocks != given.n_blocks ||
-      geo.k_blocks != given.k_blocks || geo.group_rows != given.group_rows ||
-      geo.scale_rows != given.scale_rows) {
-    return invalid_argument("packed geometry is inconsistent with [n=", given.n, ", k=", given.k,
-                            ", bits=", given.bits, ", group_size=", given.group_size, "]");
-  }
+  SF_RETURN_IF_ERROR(validate(p.geometry));
+  const PackedGeometry& geo = p.geometry;
   if (p.scale_dtype != DType::kF16 && p.scale_dtype != DType::kBF16) {
     return invalid_argument("packed scale dtype is ", dtype_name(p.scale_dtype),
                             "; accepted: fp16 or bf16");

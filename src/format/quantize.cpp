@@ -85,6 +85,15 @@ Status quantize_rtn(const float* weights, int64_t n, int64_t k, const QuantizeOp
     return invalid_argument("quantize_rtn: shape [n=", n, ", k=", k, "] must be positive");
   }
   if (weights == nullptr) return invalid_argument("quantize_rtn: weights is null");
+  if (options.scheme != QuantScheme::kSymmetric && options.scheme != QuantScheme::kAsymmetric) {
+    return invalid_argument("quantize_rtn: scheme is ", int(options.scheme),
+                            "; accepted: QuantScheme::kSymmetric or kAsymmetric");
+  }
+  if (options.scale_dtype != DType::kF32 && options.scale_dtype != DType::kF16 &&
+      options.scale_dtype != DType::kBF16) {
+    return invalid_argument("quantize_rtn: scale_dtype is ", int(options.scale_dtype),
+                            "; accepted: fp32, fp16 or bf16 (the precision scales are rounded to)");
+  }
   // n*k sizes the codes and indexes the weights: a product that wraps would size them small and
   // then walk n rows past the end.
   int64_t unused = 0;

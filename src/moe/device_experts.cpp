@@ -123,9 +123,27 @@ Status download_expert(const DeviceExperts& view, int expert, PackedWeight* host
   if (view.codes == nullptr || view.scales == nullptr) {
     return invalid_argument("download_expert: the view's codes or scales are null");
   }
+  // The copies' sizes and offsets come from the view's geometry, and the result must be a valid
+  // PackedWeight: check what it is built from.
+  if (Status valid = validate(view.geometry); !valid.ok()) {
+    return Status(valid.code(), "download_expert: " + valid.message());
+  }
+  if (view.scale_dtype != DType::kF16 && view.scale_dtype != DType::kBF16) {
+    return invalid_argument("download_expert: the view's scale dtype is ",
+                            dtype_name(view.scale_dtype), "; accepted: fp16 or bf16");
+  }
+  if (view.zero_kind != ZeroPointKind::kNone && view.zero_kind != ZeroPointKind::kInteger &&
+      view.zero_kind != ZeroPointKind::kFloat) {
+    return invalid_argument("download_expert: the view's zero kind is ", int(view.zero_kind),
+                            "; accepted: none, integer or float");
+  }
   if (view.zero_kind != ZeroPointKind::kNone && view.zero_fold == nullptr) {
     return invalid_argument("download_expert: the view has zero points (",
                             zero_point_kind_name(view.zero_kind), ") but no zero_fold planes");
+  }
+  if (view.zero_kind == ZeroPointKind::kNone && view.zero_fold != nullptr) {
+    return invalid_argument("download_expert: the view has no zero points (zero kind none) but "
+                            "zero_fold is set; leave it null");
   }
   const size_t code_bytes = static_cast<size_t>(view.geometry.code_bytes());
   const size_t meta = static_cast<size_t>(view.meta_elements());

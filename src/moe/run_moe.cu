@@ -144,15 +144,30 @@ Status check_args(const MoePlan& plan, const MoeRunArgs& args, void* workspace,
   if (e == nullptr || e->codes == nullptr || e->scales == nullptr) {
     return invalid_argument("run_moe: experts (and their codes and scales) must be non-null");
   }
-  if (e->experts != p.local_experts || e->geometry.n != p.geometry.n ||
-      e->geometry.k != p.geometry.k || e->geometry.bits != p.geometry.bits ||
-      e->geometry.group_size != p.geometry.group_size || e->scale_dtype != p.scale_dtype ||
+  // Every geometry field: the kernels step between experts and find the fold plane with the
+  // view's code_bytes() and meta_elements().
+  const PackedGeometry &eg = e->geometry, &pg = p.geometry;
+  const bool same_geometry = eg.n == pg.n && eg.k == pg.k && eg.bits == pg.bits &&
+                             eg.group_size == pg.group_size && eg.n_pad == pg.n_pad &&
+                             eg.k_pad == pg.k_pad && eg.n_blocks == pg.n_blocks &&
+                             eg.k_blocks == pg.k_blocks && eg.group_rows == pg.group_rows &&
+                             eg.scale_rows == pg.scale_rows;
+  if (e->experts != p.local_experts || !same_geometry || e->scale_dtype != p.scale_dtype ||
       e->zero_kind != p.zero_kind ||
       (e->zero_fold == nullptr) != (p.zero_kind == ZeroPointKind::kNone)) {
     return invalid_argument(
         "run_moe: the experts (", e->experts, " of ", e->geometry.n, " x ", e->geometry.k, ", int",
         e->geometry.bits, ") are not the planned ones (", p.local_experts, " of ", p.geometry.n,
         " x ", p.geometry.k, ", int", p.geometry.bits, ") or their zero folds are missing");
+  }
+  // The expert GEMM copies codes, scale rows and zero planes with 16-byte cp.async: a misaligned
+  // array is a fault that leaves the CUDA context unusable. Each expert's arrays start a whole
+  // number of 64-column rows (128 bytes or more) after the last, so the bases decide it.
+  if (reinterpret_cast<uintptr_t>(e->codes) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(e->scales) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(e->zero_fold) % 16 != 0) {
+    return invalid_argument("run_moe: the experts' codes, scales and zero_fold must be 16-byte "
+                            "aligned (cudaMalloc'd memory and DeviceExpertsStorage are)");
   }
   if ((args.bias != nullptr) != p.has_bias) {
     return invalid_argument("run_moe: bias is ", args.bias ? "given" : "null",

@@ -7,6 +7,9 @@
 namespace sailfish {
 
 std::vector<double> dequantize_reference(const QuantizedWeight& w) {
+  // Codes, scales and g_idx are read at the indices the shape implies: a malformed weight would
+  // read past them.
+  if (!validate(w).ok()) return {};
   std::vector<double> out(static_cast<size_t>(w.n * w.k));
   for (int64_t nn = 0; nn < w.n; ++nn) {
     for (int64_t kk = 0; kk < w.k; ++kk) {

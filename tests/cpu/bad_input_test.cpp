@@ -184,6 +184,47 @@ std::vector<BadCase> bad_cases() {
                      return quantize_rtn(v.data(), 64, 64, options, &w);
                    },
                    "bits"});
+  cases.push_back({"quantize scheme out of enum",
+                   [] {
+                     std::vector<float> v(64 * 64, 0.5f);
+                     QuantizeOptions options;
+                     options.scheme = static_cast<QuantScheme>(5);
+                     QuantizedWeight w;
+                     return quantize_rtn(v.data(), 64, 64, options, &w);
+                   },
+                   "scheme is 5"});
+  cases.push_back({"quantize scale dtype out of enum",
+                   [] {
+                     std::vector<float> v(64 * 64, 0.5f);
+                     QuantizeOptions options;
+                     options.scale_dtype = static_cast<DType>(9);
+                     QuantizedWeight w;
+                     return quantize_rtn(v.data(), 64, 64, options, &w);
+                   },
+                   "scale_dtype is 9"});
+  // validate(PackedGeometry): each derived field that differs from make()'s is named.
+  const auto tampered = [](std::function<void(PackedGeometry&)> change) {
+    return [change] {
+      PackedGeometry g;
+      Status st = PackedGeometry::make(100, 200, 4, 64, &g);
+      if (!st.ok()) return st;
+      change(g);
+      return validate(g);
+    };
+  };
+  cases.push_back({"geometry n_pad", tampered([](PackedGeometry& g) { g.n_pad = 64; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry k_pad 0", tampered([](PackedGeometry& g) { g.k_pad = 0; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry n_blocks", tampered([](PackedGeometry& g) { g.n_blocks += 1; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry k_blocks", tampered([](PackedGeometry& g) { g.k_blocks -= 1; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry group_rows", tampered([](PackedGeometry& g) { g.group_rows = 128; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry scale_rows", tampered([](PackedGeometry& g) { g.scale_rows = 1; }),
+                   "geometry is inconsistent"});
+  cases.push_back({"geometry bits", tampered([](PackedGeometry& g) { g.bits = 2; }), "bits is 2"});
   cases.push_back({"geometry too large",
                    [] {
                      PackedGeometry g;
@@ -214,6 +255,26 @@ TEST(BadInput, EveryCaseIsRefusedWithAMessage) {
 TEST(BadInput, GoodWeightIsAccepted) {
   PackedWeight p;
   EXPECT_TRUE(pack(good_weight(), DType::kBF16, &p).ok());
+  PackedGeometry g;
+  ASSERT_TRUE(PackedGeometry::make(100, 200, 4, 64, &g).ok());
+  EXPECT_TRUE(validate(g).ok());
+}
+
+// dequantize_reference reads codes, scales and g_idx at the indices the shape implies: a weight
+// validate() refuses gives an empty result instead of reads past its arrays.
+TEST(BadInput, DequantizeReferenceOfAMalformedWeightIsEmpty) {
+  const QuantizedWeight good = good_weight();
+  ASSERT_EQ(dequantize_reference(good).size(), static_cast<size_t>(good.n * good.k));
+  QuantizedWeight short_codes = good;
+  short_codes.codes.resize(short_codes.codes.size() / 2);
+  EXPECT_TRUE(dequantize_reference(short_codes).empty());
+  QuantizedWeight short_scales = good;
+  short_scales.scales.pop_back();
+  EXPECT_TRUE(dequantize_reference(short_scales).empty());
+  QuantizedWeight bad_group = good;
+  bad_group.g_idx.assign(static_cast<size_t>(good.k), 0);
+  bad_group.g_idx[3] = 1000;
+  EXPECT_TRUE(dequantize_reference(bad_group).empty());
 }
 
 }  // namespace

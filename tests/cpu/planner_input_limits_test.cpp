@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "prefill/launch.h"
 #include "prefill/stream_k.h"
 #include "sailfish/moe_gpu.h"
+#include "sailfish/sailfish.h"
 
 namespace sailfish {
 namespace {
@@ -210,6 +212,22 @@ TEST(PlannerInputLimits, RunMoeChecksTheRoutingOfSelfAlignedPlans) {
   odd_map.routing.expert_map = reinterpret_cast<const int32_t*>(reinterpret_cast<char*>(map) + 1);
   expect_error(run_moe(plan, odd_map, workspace, plan.workspace_bytes, nullptr),
                StatusCode::kInvalidArgument, "4-byte aligned");
+  // The experts' arrays are read by 16-byte copies, and their stride comes from the geometry.
+  for (int array = 0; array < 2; ++array) {
+    DeviceExperts odd = experts;
+    const void*& shifted = array == 0 ? odd.codes : odd.scales;
+    shifted = static_cast<const char*>(shifted) + 8;
+    MoeRunArgs odd_experts = args;
+    odd_experts.experts = &odd;
+    expect_error(run_moe(plan, odd_experts, workspace, plan.workspace_bytes, nullptr),
+                 StatusCode::kInvalidArgument, "16-byte aligned");
+  }
+  DeviceExperts stale = experts;
+  stale.geometry.k_blocks += 1;
+  MoeRunArgs stale_experts = args;
+  stale_experts.experts = &stale;
+  expect_error(run_moe(plan, stale_experts, workspace, plan.workspace_bytes, nullptr),
+               StatusCode::kInvalidArgument, "not the planned ones");
 }
 
 // download_expert (moe_gpu.h) refuses, before any copy, what it cannot read: no host weight, an
@@ -234,6 +252,100 @@ TEST(PlannerInputLimits, DownloadExpertRefusesIncompleteViews) {
   no_planes.zero_kind = ZeroPointKind::kInteger;
   expect_error(download_expert(no_planes, 0, &weight), StatusCode::kInvalidArgument,
                "no zero_fold planes");
+  DeviceExperts stray_planes = experts;
+  stray_planes.zero_fold = host.make(256);
+  expect_error(download_expert(stray_planes, 0, &weight), StatusCode::kInvalidArgument,
+               "zero_fold is set");
+  DeviceExperts stale = experts;
+  stale.geometry.scale_rows += 1;
+  expect_error(download_expert(stale, 0, &weight), StatusCode::kInvalidArgument,
+               "geometry is inconsistent");
+  DeviceExperts fp32_scales = experts;
+  fp32_scales.scale_dtype = DType::kF32;
+  expect_error(download_expert(fp32_scales, 0, &weight), StatusCode::kInvalidArgument,
+               "scale dtype");
+}
+
+// validate(const DeviceWeight&), and run()'s neighbours that take a view without a plan
+// (download, dequantize) or a problem (plan): each bad view is refused, naming what is wrong,
+// before any CUDA call (so this runs without a device). Host memory stands in for the device's.
+TEST(PlannerInputLimits, DeviceWeightViewsAreValidatedBeforeUse) {
+  HostBuffers host;
+  DeviceWeight good;
+  ASSERT_TRUE(PackedGeometry::make(256, 512, 4, 128, &good.geometry).ok());
+  good.codes = host.make(static_cast<size_t>(good.geometry.code_bytes()));
+  good.scales = host.make(256);
+  EXPECT_TRUE(validate(good).ok());
+  DeviceWeight with_zeros = good;
+  with_zeros.zero_kind = ZeroPointKind::kFloat;
+  with_zeros.zero_fold = host.make(256);
+  with_zeros.perm = static_cast<const int32_t*>(host.make(512 * 4));
+  EXPECT_TRUE(validate(with_zeros).ok());
+
+  struct Case {
+    const char* what;
+    std::function<void(DeviceWeight&)> change;
+    const char* message;
+  };
+  const auto off = [](const void* p, int bytes) { return static_cast<const char*>(p) + bytes; };
+  const Case cases[] = {
+      {"codes null", [](DeviceWeight& w) { w.codes = nullptr; }, "codes or scales are null"},
+      {"scales null", [](DeviceWeight& w) { w.scales = nullptr; }, "codes or scales are null"},
+      {"codes 4 bytes off", [&](DeviceWeight& w) { w.codes = off(w.codes, 4); }, "16-byte"},
+      {"scales 8 bytes off", [&](DeviceWeight& w) { w.scales = off(w.scales, 8); }, "16-byte"},
+      {"zero_fold 2 bytes off",
+       [&](DeviceWeight& w) {
+         w.zero_kind = ZeroPointKind::kInteger;
+         w.zero_fold = off(w.scales, 2);
+       },
+       "16-byte"},
+      {"perm 2 bytes off",
+       [&](DeviceWeight& w) { w.perm = reinterpret_cast<const int32_t*>(off(w.scales, 2)); },
+       "4-byte aligned"},
+      {"zero points without zero_fold", [](DeviceWeight& w) { w.zero_kind = ZeroPointKind::kFloat; },
+       "zero_fold is null"},
+      {"zero_fold beside zero kind none", [&](DeviceWeight& w) { w.zero_fold = w.scales; },
+       "zero_fold is set"},
+      {"zero kind out of enum", [](DeviceWeight& w) { w.zero_kind = static_cast<ZeroPointKind>(5); },
+       "zero kind is 5"},
+      {"fp32 scales", [](DeviceWeight& w) { w.scale_dtype = DType::kF32; }, "scale dtype"},
+      {"k_pad 0", [](DeviceWeight& w) { w.geometry.k_pad = 0; }, "geometry is inconsistent"},
+      {"n_blocks stale", [](DeviceWeight& w) { w.geometry.n_blocks += 1; },
+       "geometry is inconsistent"},
+      {"scale_rows stale", [](DeviceWeight& w) { w.geometry.scale_rows = 1; },
+       "geometry is inconsistent"},
+      {"bits 3", [](DeviceWeight& w) { w.geometry.bits = 3; }, "bits is 3"},
+  };
+  std::vector<uint8_t> out(static_cast<size_t>(256 * 512 * 2) + 64);
+  void* out16 = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(out.data()) + 15) / 16 * 16);
+  for (const Case& c : cases) {
+    DeviceWeight w = good;
+    c.change(w);
+    const Status st = validate(w);
+    EXPECT_FALSE(st.ok()) << c.what << ": accepted";
+    EXPECT_NE(st.message().find(c.message), std::string::npos)
+        << c.what << ": \"" << st.message() << "\" lacks \"" << c.message << "\"";
+    // The entry points that read through a view refuse it the same way, with their own name.
+    PackedWeight copy;
+    const Status downloaded = download(w, &copy);
+    EXPECT_FALSE(downloaded.ok()) << c.what;
+    EXPECT_EQ(downloaded.message().rfind("download: ", 0), 0u) << downloaded.message();
+    const Status dequantized = dequantize(w, out16, 512, nullptr);
+    EXPECT_FALSE(dequantized.ok()) << c.what;
+    EXPECT_EQ(dequantized.message().rfind("dequantize: ", 0), 0u) << dequantized.message();
+  }
+
+  // plan(): the problem's geometry whole, and the tier enum.
+  Problem problem = Problem::for_weight(good, 1, DType::kBF16, false);
+  Plan out_plan;
+  Problem stale = problem;
+  stale.geometry.k_blocks += 1;
+  expect_error(plan(stale, 0, Options(), &out_plan), StatusCode::kInvalidArgument,
+               "geometry is inconsistent");
+  Options bad_tier;
+  bad_tier.tier = static_cast<Tier>(9);
+  expect_error(plan(problem, 0, bad_tier, &out_plan), StatusCode::kInvalidArgument,
+               "Options::tier is 9");
 }
 
 // A forced decode split depth is capped at the k-blocks, and each split is a CTA along the grid's

@@ -456,11 +456,28 @@ def check_api_errors(lib, counts):
     ok = rc != 0 and "block_size" in msg and not handle
     print(f"{'PASS' if ok else 'FAIL'} c_api error path (block_size 48): rc={rc} {msg!r}")
     counts["passed" if ok else "failed"] += 1
+    # Attributes whose tensor sizes overflow int64 (n = 2^59 + 1, k = 16, int8, blocks of 16:
+    # n * k_blocks * 16 bytes wraps to 16) are refused as a shape, not sized from the wrapped
+    # product (which allocated 2^59 floats and failed with std::bad_alloc, code 100).
+    handle = ctypes.c_void_p()
+    rc = lib.sf_gpu_matmul_nbits_create(16, (1 << 59) + 1, 8, 16, 0, oracle.ptr(b, ctypes.c_uint8),
+                                        oracle.ptr(s, ctypes.c_float), 0, None, None, None, 0, 0,
+                                        0, 0, ctypes.byref(handle))
+    msg = lib.sf_gpu_last_error().decode()
+    ok = rc not in (0, 100) and "too large" in msg and not handle
+    print(f"{'PASS' if ok else 'FAIL'} c_api error path (n = 2^59 + 1): rc={rc} {msg!r}")
+    counts["passed" if ok else "failed"] += 1
     # A damaged prepacked blob is refused.
     rng = np.random.default_rng(0)
     t = oracle.make_tensors(rng, 4, 32, "packed", False, 96, 40, np.float32)
     try:
         op = GpuOp.create(lib, t, 0, 2, 0, 0, 0)
+        # m * k elements past int64 are refused before anything is sized or copied.
+        a_dummy = np.zeros(8, np.float32)
+        y_dummy = np.zeros(8, np.float32)
+        rc = lib.sf_gpu_matmul_nbits_run(op.handle, oracle.ptr(a_dummy, ctypes.c_float), 1 << 62,
+                                         None, oracle.ptr(y_dummy, ctypes.c_float), None)
+        expect_error(lib, counts, "run, m = 2^62", rc, "64-bit byte counts")
         blob = op.save()
         op.close()
         GpuOp.load(lib, blob, t, 0, 2, 0).close()  # intact: loads
@@ -589,7 +606,7 @@ def main():
     rng = np.random.default_rng(seed)
     lib, has_gpu_api = load_gpu_lib(args.lib)
     cases = [] if args.api_only else build_cases(rng)
-    planned = len(cases) * len(VARIANTS) * len(MS) + 2 + len(TUNE_CASES) + 4
+    planned = len(cases) * len(VARIANTS) * len(MS) + 4 + len(TUNE_CASES) + 4
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     if has_gpu_api:
         check_api_errors_without_device(lib, counts)
