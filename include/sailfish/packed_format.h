@@ -64,6 +64,8 @@ Status unpack(const PackedWeight& p, QuantizedWeight* out);
 // Checks that a geometry is the one PackedGeometry::make gives for its n, k, bits and group_size,
 // derived fields included: the kernels index with n_pad, k_blocks and scale_rows as given.
 Status validate(const PackedGeometry& g);
+// Every field equal: the four make() takes and the six it derives.
+bool same_geometry(const PackedGeometry& a, const PackedGeometry& b);
 // Checks sizes, version and ranges of a packed weight (used before upload and on deserialize).
 Status validate(const PackedWeight& p);
 

@@ -13,15 +13,6 @@ namespace sailfish {
 
 namespace {
 
-// Every geometry field, not only the four a plan is made from: validate() holds the view's derived
-// fields to make()'s, but the kernels take n_pad, k_blocks and scale_rows from the plan's problem,
-// which the caller could have edited since plan().
-bool same_geometry(const PackedGeometry& a, const PackedGeometry& b) {
-  return a.n == b.n && a.k == b.k && a.bits == b.bits && a.group_size == b.group_size &&
-         a.n_pad == b.n_pad && a.k_pad == b.k_pad && a.n_blocks == b.n_blocks &&
-         a.k_blocks == b.k_blocks && a.group_rows == b.group_rows && a.scale_rows == b.scale_rows;
-}
-
 bool misaligned(const void* p, uintptr_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes != 0;
 }
@@ -34,6 +25,9 @@ Status validate_run(const Plan& plan, const RunArgs& args, void* workspace,
   if (Status valid = validate(w); !valid.ok()) {
     return Status(valid.code(), "run: " + valid.message());
   }
+  // Every geometry field, not only the four a plan is made from: validate() holds the view's
+  // derived fields to make()'s, but the kernels take n_pad, k_blocks and scale_rows from the plan's
+  // problem, which the caller could have edited since plan().
   if (!same_geometry(w.geometry, p.geometry) || w.scale_dtype != p.scale_dtype ||
       w.zero_kind != p.zero_kind || (w.perm != nullptr) != p.act_order) {
     return invalid_argument("run: the weight [n=", w.geometry.n, ", k=", w.geometry.k,

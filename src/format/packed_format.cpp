@@ -188,12 +188,16 @@ Status pack(const QuantizedWeight& w, DType scale_dtype, PackedWeight* out) {
   return Status();
 }
 
+bool same_geometry(const PackedGeometry& a, const PackedGeometry& b) {
+  return a.n == b.n && a.k == b.k && a.bits == b.bits && a.group_size == b.group_size &&
+         a.n_pad == b.n_pad && a.k_pad == b.k_pad && a.n_blocks == b.n_blocks &&
+         a.k_blocks == b.k_blocks && a.group_rows == b.group_rows && a.scale_rows == b.scale_rows;
+}
+
 Status validate(const PackedGeometry& g) {
   PackedGeometry made;
   SF_RETURN_IF_ERROR(PackedGeometry::make(g.n, g.k, g.bits, g.group_size, &made));
-  if (made.n_pad != g.n_pad || made.k_pad != g.k_pad || made.n_blocks != g.n_blocks ||
-      made.k_blocks != g.k_blocks || made.group_rows != g.group_rows ||
-      made.scale_rows != g.scale_rows) {
+  if (!same_geometry(made, g)) {
     return invalid_argument("packed geometry is inconsistent with [n=", g.n, ", k=", g.k,
                             ", bits=", g.bits, ", group_size=", g.group_size,
                             "] (n_pad, k_pad, n_blocks, k_blocks, group_rows or scale_rows differ "

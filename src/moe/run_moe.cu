@@ -146,14 +146,8 @@ Status check_args(const MoePlan& plan, const MoeRunArgs& args, void* workspace,
   }
   // Every geometry field: the kernels step between experts and find the fold plane with the
   // view's code_bytes() and meta_elements().
-  const PackedGeometry &eg = e->geometry, &pg = p.geometry;
-  const bool same_geometry = eg.n == pg.n && eg.k == pg.k && eg.bits == pg.bits &&
-                             eg.group_size == pg.group_size && eg.n_pad == pg.n_pad &&
-                             eg.k_pad == pg.k_pad && eg.n_blocks == pg.n_blocks &&
-                             eg.k_blocks == pg.k_blocks && eg.group_rows == pg.group_rows &&
-                             eg.scale_rows == pg.scale_rows;
-  if (e->experts != p.local_experts || !same_geometry || e->scale_dtype != p.scale_dtype ||
-      e->zero_kind != p.zero_kind ||
+  if (e->experts != p.local_experts || !same_geometry(e->geometry, p.geometry) ||
+      e->scale_dtype != p.scale_dtype || e->zero_kind != p.zero_kind ||
       (e->zero_fold == nullptr) != (p.zero_kind == ZeroPointKind::kNone)) {
     return invalid_argument(
         "run_moe: the experts (", e->experts, " of ", e->geometry.n, " x ", e->geometry.k, ", int",
