@@ -36,8 +36,8 @@ GemmCheckResult failure(const std::string& what, cudaError_t err) {
   return r;
 }
 
-// The plain same-precision implementation: weight, activations and output rounded to the
-// activation type once each, float32 accumulation.
+}  // namespace
+
 std::vector<double> plain_implementation(const std::vector<double>& a, int64_t m,
                                          const QuantizedWeight& w, const std::vector<double>& bias,
                                          DType dtype) {
@@ -64,6 +64,8 @@ std::vector<double> plain_implementation(const std::vector<double>& a, int64_t m
   });
   return y;
 }
+
+namespace {
 
 // What every variant of one case shares: activations and bias drawn from the seed, the float64
 // reference and the plain implementation on them, the uploaded weight and a context.

@@ -115,6 +115,11 @@ struct ErrorSummary {
   int64_t unwritten = 0;   // elements still NaN (the poison)
   int64_t worst = -1;      // index of max_error
 };
+// The plain same-precision implementation the rule compares with: weight, activations and output
+// rounded to dtype once each, float32 accumulation. a: [m][w.k]; bias: [w.n] or empty.
+std::vector<double> plain_implementation(const std::vector<double>& a, int64_t m,
+                                         const QuantizedWeight& w, const std::vector<double>& bias,
+                                         DType dtype);
 ErrorSummary compare_to_reference(const std::vector<uint16_t>& y_bits,
                                   const std::vector<double>& reference,
                                   const std::vector<double>& plain, DType dtype);

@@ -93,23 +93,10 @@ void expect_good_run(const Fixture& f, const char* when) {
   SF_ASSERT_CUDA(cudaDeviceSynchronize());
   std::vector<uint16_t> y_bits = f.y.download<uint16_t>();
   y_bits.resize(static_cast<size_t>(f.m * kN));  // the spare element past Y
-  std::vector<double> reference(y_bits.size()), plain(y_bits.size());
+  std::vector<double> reference(y_bits.size());
   ASSERT_TRUE(reference_gemm(f.a_host.data(), f.m, f.weight, nullptr, reference.data()).ok());
-  std::vector<float> wq(static_cast<size_t>(kK));
-  for (int64_t nn = 0; nn < kN; ++nn) {
-    for (int64_t kk = 0; kk < kK; ++kk) {
-      wq[static_cast<size_t>(kk)] =
-          round_to_dtype(static_cast<float>(f.weight.dequantized(nn, kk)), DType::kBF16);
-    }
-    for (int64_t i = 0; i < f.m; ++i) {
-      float acc = 0.0f;
-      for (int64_t kk = 0; kk < kK; ++kk) {
-        acc += static_cast<float>(f.a_host[static_cast<size_t>(i * kK + kk)]) *
-               wq[static_cast<size_t>(kk)];
-      }
-      plain[static_cast<size_t>(i * kN + nn)] = round_to_dtype(acc, DType::kBF16);
-    }
-  }
+  const std::vector<double> plain =
+      testing::plain_implementation(f.a_host, f.m, f.weight, {}, DType::kBF16);
   const testing::ErrorSummary e =
       testing::compare_to_reference(y_bits, reference, plain, DType::kBF16);
   EXPECT_EQ(e.unwritten, 0) << when;
