@@ -59,6 +59,7 @@ Json options_json(const BenchOptions& o) {
   j["replays"] = o.replays;
   j["warmup_replays"] = o.warmup_replays;
   j["quick"] = o.quick;
+  j["eager"] = o.eager;
   j["cooldown_ms"] = o.cooldown_ms;
   j["cooldown_after_m"] = o.cooldown_after_m;
   j["check_samples"] = o.check_samples;
@@ -120,6 +121,14 @@ Json row_json(const RowResult& r) {
   for (const auto& [form, us] : r.floor_forms) forms[form] = us;
   j["floor_forms_us"] = forms;
   j["pdl"] = nullable(r.programmatic_dependent_launch);
+  if (r.eager_us || r.cublas_eager_us || r.floor_eager_us) {  // --eager
+    j["eager"] = {{"us", nullable(r.eager_us)},
+                  {"host_us", nullable(r.eager_host_us)},
+                  {"cublas_us", nullable(r.cublas_eager_us)},
+                  {"cublas_host_us", nullable(r.cublas_eager_host_us)},
+                  {"floor_us", nullable(r.floor_eager_us)},
+                  {"floor_host_us", nullable(r.floor_eager_host_us)}};
+  }
   j["launches"] = r.launches;
   j["replay_ms"] = {{"min", nullable(r.replay_min_ms)},
                     {"median", nullable(r.replay_median_ms)},

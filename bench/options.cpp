@@ -132,6 +132,10 @@ int parse_options(int argc, char** argv, BenchOptions* out) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--warmup", o.warmup_replays, "Untimed graph replays before timing")
       ->check(CLI::Range(0, 100));
+  app.add_flag("--eager", o.eager,
+               "Also time each row, its cuBLAS baseline and its floor eagerly, with no graph: "
+               "the same calls enqueued one by one: GPU time and host enqueue time per call "
+               "(the row's eager object in the JSON)");
   app.add_flag("--quick", o.quick,
                "Fewer M values (1,16,64,256,1024,4096) and 3 replays, unless given explicitly");
   app.add_option("--cooldown-ms", o.cooldown_ms,

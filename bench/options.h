@@ -33,6 +33,9 @@ struct BenchOptions {
   int graph_launches = 20;   // launches per graph (raised to whole rotations over the copies)
   int replays = 7;           // timed graph replays; the median is reported
   int warmup_replays = 1;
+  // --eager: each row, its cuBLAS baseline and its floor also timed with no graph, the calls
+  // enqueued one by one (eager_timer.h), rounds as many as the graph's replays.
+  bool eager = false;
   bool quick = false;
   int cooldown_ms = 1000;          // pause before a shape's first M ...
   int64_t cooldown_after_m = 256;  // ... when the row before it had at least this M

@@ -58,7 +58,11 @@ struct RowResult {
   std::optional<int64_t> graph_nonfinite;  // NaN/Inf in the output after the timed replays
   std::optional<double> sm_clock_mhz;      // sampled right after the Sailfish timing
 
-  // The row's problem.
+  // --eager: the same calls with no graph (eager_timer.h): GPU time per call, host time per
+  // enqueue, and the same for the cuBLAS baseline and the row's floor form.
+  std::optional<double> eager_us, eager_host_us;
+
+
   double bytes = 0.0, weight_bytes = 0.0, flops = 0.0;
   double roofline_us = 0.0;
 
@@ -74,6 +78,9 @@ struct RowResult {
   // the floor of the results before v40 (docs/BENCH.md).
   std::vector<std::pair<std::string, double>> floor_forms;
   std::optional<bool> programmatic_dependent_launch;  // the row's plan
+  std::optional<double> cublas_eager_us, cublas_eager_host_us;  // --eager
+  std::optional<double> floor_eager_us, floor_eager_host_us;    // --eager, the row's floor form
+
 };
 
 struct RunInfo {

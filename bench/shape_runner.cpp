@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "api/tune_clock.h"
+#include "eager_timer.h"
 #include "graph_timer.h"
 #include "launch_summary.h"
 #include "random_fill.h"
@@ -144,22 +145,44 @@ void mark_check_failure(RowResult* row, const std::string& what) {
 // Times plan p as a row is timed: launch i reads weight copy i % copies, whole rotations only
 // (rotation_launches), so every copy's reuse distance is the whole set (> cold_factor x L2)
 // within and across replays.
+// Call i of a timed sequence of plan p, on weight copy i % copies.
+EnqueueFn plan_calls(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args) {
+  return [&ctx, &b, &p, args](int i, cudaStream_t s) {
+    RunArgs call = args;
+    call.weight = &b.weights.weight(i % b.weights.copies());
+    return run(p, call, b.workspace.get(), b.workspace.bytes(), *ctx.sailfish, s);
+  };
+}
+
 Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args,
                  GraphTiming* out) {
   const BenchOptions& o = *ctx.options;
   SF_RETURN_IF_ERROR(b.workspace.ensure(workspace_size(p)));
-  void* const ws = b.workspace.get();
-  const size_t ws_bytes = b.workspace.bytes();
-  const int copies = b.weights.copies();
-  const int launches = rotation_launches(o.graph_launches, copies);
-  return time_in_graph(
-      launches, o.warmup_replays, o.replays, ctx.stream,
-      [&](int i, cudaStream_t s) {
-        RunArgs call = args;
-        call.weight = &b.weights.weight(i % copies);
-        return run(p, call, ws, ws_bytes, *ctx.sailfish, s);
-      },
-      out);
+  const int launches = rotation_launches(o.graph_launches, b.weights.copies());
+  return time_in_graph(launches, o.warmup_replays, o.replays, ctx.stream,
+                       plan_calls(ctx, b, p, args), out);
+}
+
+// --eager: the same calls as time_plan's graph, enqueued one by one; checked for unwritten
+// output as the graph's replays are.
+Status time_plan_eagerly(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args,
+                         RowResult* row) {
+  const BenchOptions& o = *ctx.options;
+  const int64_t elements = row->m * b.geometry.n;
+  SF_RETURN_IF_ERROR(poison_output(b.y.get(), elements, ctx.stream));
+  const int launches = rotation_launches(o.graph_launches, b.weights.copies());
+  EagerTiming t;
+  SF_RETURN_IF_ERROR(time_eager(launches, std::max(1, o.warmup_replays), o.replays, ctx.stream,
+                                plan_calls(ctx, b, p, args), &t));
+  row->eager_us = t.us_per_call;
+  row->eager_host_us = t.host_us_per_call;
+  int64_t nonfinite = 0;
+  SF_RETURN_IF_ERROR(ctx.scanner->count(b.y.get(), elements, o.dtype, ctx.stream, &nonfinite));
+  if (nonfinite > 0) {
+    mark_check_failure(row, std::to_string(nonfinite) +
+                                " output elements NaN/Inf after the eager calls");
+  }
+  return Status();
 }
 
 // --tune-recheck: each candidate tune() timed, timed again by time_plan, so the two harnesses'
@@ -300,7 +323,8 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
     mark_check_failure(row, std::to_string(graph_nonfinite) +
                                 " output elements NaN/Inf after the graph replays");
   }
-  // After the row's own timing, so the row is timed as without the flag.
+  // After the row's own timing, so the row is timed as without the flags.
+  if (o.eager) SF_RETURN_IF_ERROR(time_plan_eagerly(ctx, b, p, args, row));
   if (o.tune_recheck) SF_RETURN_IF_ERROR(recheck_candidates(ctx, b, tuning, args, row));
 
   row->launches = t.launches;
@@ -319,6 +343,7 @@ Status measure_tier(BenchContext& ctx, ShapeBuffers& b, int64_t m, Tier tier, Ro
 struct FloorTiming {
   FloorLaunch how;
   double us = 0.0;
+  std::optional<double> eager_us, eager_host_us;  // --eager
   std::string name() const {
     return std::string(floor_loads_name(how.loads)) +
            (how.programmatic_dependent_launch ? "/pdl" : "/plain");
@@ -327,6 +352,7 @@ struct FloorTiming {
 
 struct Baselines {
   std::optional<double> cublas_us;
+  std::optional<double> cublas_eager_us, cublas_eager_host_us;  // --eager
   std::vector<FloorTiming> floors;  // every form, timed back to back
   int cublas_launches = 0, cublas_copies = 0;
   std::optional<bool> cublas_check_passed;
@@ -377,16 +403,21 @@ Status measure_cublas(BenchContext& ctx, ShapeBuffers& b, int64_t m, Baselines* 
 
   const int copies = b.dense.copies();
   const int launches = rotation_launches(o.graph_launches, copies);
+  const EnqueueFn calls = [&](int i, cudaStream_t s) {
+    return ctx.cublas->enqueue(b.a.get(), b.dense.weight(i % copies), b.y.get(), s);
+  };
   GraphTiming t;
-  SF_RETURN_IF_ERROR(time_in_graph(
-      launches, o.warmup_replays, o.replays, stream,
-      [&](int i, cudaStream_t s) {
-        return ctx.cublas->enqueue(b.a.get(), b.dense.weight(i % copies), b.y.get(), s);
-      },
-      &t));
+  SF_RETURN_IF_ERROR(time_in_graph(launches, o.warmup_replays, o.replays, stream, calls, &t));
   out->cublas_us = t.us_per_call;
   out->cublas_launches = t.launches;
   out->cublas_copies = copies;
+  if (o.eager) {
+    EagerTiming e;
+    SF_RETURN_IF_ERROR(
+        time_eager(launches, std::max(1, o.warmup_replays), o.replays, stream, calls, &e));
+    out->cublas_eager_us = e.us_per_call;
+    out->cublas_eager_host_us = e.host_us_per_call;
+  }
   return Status();
 }
 
@@ -404,14 +435,20 @@ Status measure_floor(BenchContext& ctx, ShapeBuffers& b, Baselines* out) {
       FloorTiming f;
       f.how.loads = loads;
       f.how.programmatic_dependent_launch = programmatic;
+      const EnqueueFn calls = [&](int i, cudaStream_t s) {
+        return ctx.reader->launch(b.weights.copy_begin(i % copies), bytes, s, f.how);
+      };
       GraphTiming t;
-      SF_RETURN_IF_ERROR(time_in_graph(
-          launches, o.warmup_replays, o.replays, ctx.stream,
-          [&](int i, cudaStream_t s) {
-            return ctx.reader->launch(b.weights.copy_begin(i % copies), bytes, s, f.how);
-          },
-          &t));
+      SF_RETURN_IF_ERROR(
+          time_in_graph(launches, o.warmup_replays, o.replays, ctx.stream, calls, &t));
       f.us = t.us_per_call;
+      if (o.eager) {
+        EagerTiming e;
+        SF_RETURN_IF_ERROR(time_eager(launches, std::max(1, o.warmup_replays), o.replays,
+                                      ctx.stream, calls, &e));
+        f.eager_us = e.us_per_call;
+        f.eager_host_us = e.host_us_per_call;
+      }
       out->floors.push_back(f);
     }
   }
@@ -432,6 +469,8 @@ void pick_floor(const Baselines& base, RowResult* row) {
   if (best == nullptr) return;
   row->floor_us = best->us;
   row->floor_form = best->name();
+  row->floor_eager_us = best->eager_us;
+  row->floor_eager_host_us = best->eager_host_us;
 }
 
 void record_error(RowResult* row, const Status& st) {
@@ -514,6 +553,8 @@ Status run_shape(BenchContext& ctx, const Shape& shape, std::vector<RowResult>* 
       row.cublas_launches = base.cublas_launches;
       row.cublas_copies = base.cublas_copies;
       row.cublas_check_passed = base.cublas_check_passed;
+      row.cublas_eager_us = base.cublas_eager_us;
+      row.cublas_eager_host_us = base.cublas_eager_host_us;
       pick_floor(base, &row);
       if (row.us && base.cublas_us) row.ratio_vs_cublas = *base.cublas_us / *row.us;
       if (row.us && row.floor_us) row.ratio_to_floor = *row.us / *row.floor_us;

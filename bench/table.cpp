@@ -31,6 +31,28 @@ std::string verdict(const RowResult& row) {
   return "?";
 }
 
+// --eager: the graph figure beside the same calls enqueued one by one, and what each enqueue
+// costs the host. Where host_us exceeds a call's graph time, an eager caller is host-bound.
+void print_eager_table(const std::vector<RowResult>& rows) {
+  bool any = false;
+  for (const RowResult& row : rows) any = any || row.eager_us || row.cublas_eager_us;
+  if (!any) return;
+  std::printf("\neager (no graph; us per call: GPU time of back-to-back calls, host = enqueue "
+              "time):\n%-15s %5s %-14s %9s %9s %8s %10s %10s %10s %10s\n",
+              "shape", "M", "tier", "graph_us", "eager_us", "host_us", "cublas_eag",
+              "cublas_hst", "floor_eag", "floor_hst");
+  for (const RowResult& row : rows) {
+    std::printf("%-15s %5lld %-14s %s %s %s %s %s %s %s\n", row.shape.c_str(),
+                static_cast<long long>(row.m), row.tier.empty() ? row.tier_requested.c_str()
+                                                                : row.tier.c_str(),
+                time_us(row.us, 9).c_str(), time_us(row.eager_us, 9).c_str(),
+                fixed(row.eager_host_us, 8, 2).c_str(), time_us(row.cublas_eager_us, 10).c_str(),
+                fixed(row.cublas_eager_host_us, 10, 2).c_str(),
+                time_us(row.floor_eager_us, 10).c_str(),
+                fixed(row.floor_eager_host_us, 10, 2).c_str());
+  }
+}
+
 }  // namespace
 
 std::string table_header() {
@@ -75,6 +97,7 @@ void print_table(const RunInfo& run, const std::vector<RowResult>& rows) {
     last_shape = row.shape;
     std::printf("%s\n", table_line(row).c_str());
   }
+  print_eager_table(rows);
   bool any_note = false;
   for (const RowResult& row : rows) {
     if (row.status == RowStatus::kOk) continue;

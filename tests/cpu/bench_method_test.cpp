@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "eager_summary.h"
 #include "moe/moe_layers.h"
 #include "moe/moe_rotation.h"
 #include "roofline.h"
@@ -88,6 +89,21 @@ TEST(BenchStats, Median) {
   EXPECT_EQ(median({3.0}), 3.0);
   EXPECT_EQ(median({5.0, 1.0, 4.0, 2.0, 3.0, 7.0, 6.0}), 4.0);  // 7 replays, unsorted
   EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);                 // even: the middle two's mean
+}
+
+// --eager's figures (bench/eager_summary.h): per call, the GPU median in microseconds from
+// milliseconds, the host median as measured, each taken over its own rounds.
+TEST(BenchStats, EagerSummaryTakesEachMedianApart) {
+  // Three rounds of 20 calls: GPU 0.200, 0.100, 0.120 ms; host 50, 30, 400 us (a preempted round).
+  const EagerTiming t = summarize_eager({50.0, 30.0, 400.0}, {0.200, 0.100, 0.120}, 20);
+  EXPECT_EQ(t.launches, 20);
+  EXPECT_EQ(t.rounds, 3);
+  EXPECT_DOUBLE_EQ(t.us_per_call, 0.120 * 1e3 / 20);  // 6 us: the median round, not the mean
+  EXPECT_DOUBLE_EQ(t.host_us_per_call, 50.0 / 20);    // 2.5 us, the slow round left out
+  // No calls: nothing divided by zero.
+  const EagerTiming none = summarize_eager({1.0}, {1.0}, 0);
+  EXPECT_EQ(none.us_per_call, 0.0);
+  EXPECT_EQ(none.host_us_per_call, 0.0);
 }
 
 // --- the rotation of sailfish_bench ---------------------------------------------------------
