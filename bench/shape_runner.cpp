@@ -142,9 +142,6 @@ void mark_check_failure(RowResult* row, const std::string& what) {
   std::fflush(stdout);
 }
 
-// Times plan p as a row is timed: launch i reads weight copy i % copies, whole rotations only
-// (rotation_launches), so every copy's reuse distance is the whole set (> cold_factor x L2)
-// within and across replays.
 // Call i of a timed sequence of plan p, on weight copy i % copies.
 EnqueueFn plan_calls(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args) {
   return [&ctx, &b, &p, args](int i, cudaStream_t s) {
@@ -154,6 +151,9 @@ EnqueueFn plan_calls(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const Ru
   };
 }
 
+// Times plan p as a row is timed: launch i reads weight copy i % copies, whole rotations only
+// (rotation_launches), so every copy's reuse distance is the whole set (> cold_factor x L2)
+// within and across replays.
 Status time_plan(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args,
                  GraphTiming* out) {
   const BenchOptions& o = *ctx.options;
