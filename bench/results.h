@@ -80,7 +80,6 @@ struct RowResult {
   std::optional<bool> programmatic_dependent_launch;  // the row's plan
   std::optional<double> cublas_eager_us, cublas_eager_host_us;  // --eager
   std::optional<double> floor_eager_us, floor_eager_host_us;    // --eager, the row's floor form
-
 };
 
 struct RunInfo {

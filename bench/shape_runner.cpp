@@ -142,6 +142,19 @@ void mark_check_failure(RowResult* row, const std::string& what) {
   std::fflush(stdout);
 }
 
+// --eager: `calls` enqueued one by one (eager_timer.h), as many rounds as the graph's replays after
+// at least one untimed round; the GPU and host figures per call into *us and *host_us.
+Status time_calls_eagerly(const BenchContext& ctx, int launches, const EnqueueFn& calls,
+                          std::optional<double>* us, std::optional<double>* host_us) {
+  const BenchOptions& o = *ctx.options;
+  EagerTiming t;
+  SF_RETURN_IF_ERROR(
+      time_eager(launches, std::max(1, o.warmup_replays), o.replays, ctx.stream, calls, &t));
+  *us = t.us_per_call;
+  *host_us = t.host_us_per_call;
+  return Status();
+}
+
 // Call i of a timed sequence of plan p, on weight copy i % copies.
 EnqueueFn plan_calls(BenchContext& ctx, ShapeBuffers& b, const Plan& p, const RunArgs& args) {
   return [&ctx, &b, &p, args](int i, cudaStream_t s) {
@@ -171,11 +184,8 @@ Status time_plan_eagerly(BenchContext& ctx, ShapeBuffers& b, const Plan& p, cons
   const int64_t elements = row->m * b.geometry.n;
   SF_RETURN_IF_ERROR(poison_output(b.y.get(), elements, ctx.stream));
   const int launches = rotation_launches(o.graph_launches, b.weights.copies());
-  EagerTiming t;
-  SF_RETURN_IF_ERROR(time_eager(launches, std::max(1, o.warmup_replays), o.replays, ctx.stream,
-                                plan_calls(ctx, b, p, args), &t));
-  row->eager_us = t.us_per_call;
-  row->eager_host_us = t.host_us_per_call;
+  SF_RETURN_IF_ERROR(time_calls_eagerly(ctx, launches, plan_calls(ctx, b, p, args),
+                                        &row->eager_us, &row->eager_host_us));
   int64_t nonfinite = 0;
   SF_RETURN_IF_ERROR(ctx.scanner->count(b.y.get(), elements, o.dtype, ctx.stream, &nonfinite));
   if (nonfinite > 0) {
@@ -412,11 +422,8 @@ Status measure_cublas(BenchContext& ctx, ShapeBuffers& b, int64_t m, Baselines* 
   out->cublas_launches = t.launches;
   out->cublas_copies = copies;
   if (o.eager) {
-    EagerTiming e;
-    SF_RETURN_IF_ERROR(
-        time_eager(launches, std::max(1, o.warmup_replays), o.replays, stream, calls, &e));
-    out->cublas_eager_us = e.us_per_call;
-    out->cublas_eager_host_us = e.host_us_per_call;
+    SF_RETURN_IF_ERROR(time_calls_eagerly(ctx, launches, calls, &out->cublas_eager_us,
+                                          &out->cublas_eager_host_us));
   }
   return Status();
 }
@@ -443,11 +450,8 @@ Status measure_floor(BenchContext& ctx, ShapeBuffers& b, Baselines* out) {
           time_in_graph(launches, o.warmup_replays, o.replays, ctx.stream, calls, &t));
       f.us = t.us_per_call;
       if (o.eager) {
-        EagerTiming e;
-        SF_RETURN_IF_ERROR(time_eager(launches, std::max(1, o.warmup_replays), o.replays,
-                                      ctx.stream, calls, &e));
-        f.eager_us = e.us_per_call;
-        f.eager_host_us = e.host_us_per_call;
+        SF_RETURN_IF_ERROR(
+            time_calls_eagerly(ctx, launches, calls, &f.eager_us, &f.eager_host_us));
       }
       out->floors.push_back(f);
     }
