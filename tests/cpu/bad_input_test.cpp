@@ -175,33 +175,26 @@ std::vector<BadCase> bad_cases() {
                      return quantize_rtn(nullptr, 64, 64, QuantizeOptions{}, &w);
                    },
                    "null"});
-  cases.push_back({"quantize bits 2",
-                   [] {
-                     std::vector<float> v(64 * 64, 0.5f);
-                     QuantizeOptions options;
-                     options.bits = 2;
-                     QuantizedWeight w;
-                     return quantize_rtn(v.data(), 64, 64, options, &w);
-                   },
-                   "bits"});
-  cases.push_back({"quantize scheme out of enum",
-                   [] {
-                     std::vector<float> v(64 * 64, 0.5f);
-                     QuantizeOptions options;
-                     options.scheme = static_cast<QuantScheme>(5);
-                     QuantizedWeight w;
-                     return quantize_rtn(v.data(), 64, 64, options, &w);
-                   },
-                   "scheme is 5"});
-  cases.push_back({"quantize scale dtype out of enum",
-                   [] {
-                     std::vector<float> v(64 * 64, 0.5f);
-                     QuantizeOptions options;
-                     options.scale_dtype = static_cast<DType>(9);
-                     QuantizedWeight w;
-                     return quantize_rtn(v.data(), 64, 64, options, &w);
-                   },
-                   "scale_dtype is 9"});
+  // quantize_rtn on a finite 64 x 64 weight with one option out of range.
+  auto quantize_with = [&](std::string name, std::function<void(QuantizeOptions&)> change,
+                           std::string expect) {
+    cases.push_back({std::move(name),
+                     [change] {
+                       std::vector<float> v(64 * 64, 0.5f);
+                       QuantizeOptions options;
+                       change(options);
+                       QuantizedWeight w;
+                       return quantize_rtn(v.data(), 64, 64, options, &w);
+                     },
+                     std::move(expect)});
+  };
+  quantize_with("quantize bits 2", [](QuantizeOptions& o) { o.bits = 2; }, "bits");
+  quantize_with("quantize scheme out of enum",
+                [](QuantizeOptions& o) { o.scheme = static_cast<QuantScheme>(5); },
+                "scheme is 5");
+  quantize_with("quantize scale dtype out of enum",
+                [](QuantizeOptions& o) { o.scale_dtype = static_cast<DType>(9); },
+                "scale_dtype is 9");
   // validate(PackedGeometry): each derived field that differs from make()'s is named.
   const auto tampered = [](std::function<void(PackedGeometry&)> change) {
     return [change] {
